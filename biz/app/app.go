@@ -37,12 +37,15 @@ type App struct {
 	Handlers *handler.Handlers
 	Logger   *slog.Logger
 	models   map[string][]string
+	exitWait time.Duration
 }
 
 // Options adjust assembly for tests and embedding.
 type Options struct {
 	Logger    *slog.Logger
 	Heartbeat time.Duration
+	// ExitWait is how long a shutdown waits for open requests; default 5s.
+	ExitWait time.Duration
 }
 
 // New builds the service from cfg. It does no network I/O: unreachable endpoints surface on first use.
@@ -121,7 +124,11 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 		Heartbeat: o.Heartbeat,
 		Logger:    log,
 	})
-	return &App{Cfg: cfg, Graph: g, Runs: runs, Handlers: h, Logger: log, models: models}, nil
+	exitWait := o.ExitWait
+	if exitWait <= 0 {
+		exitWait = 5 * time.Second
+	}
+	return &App{Cfg: cfg, Graph: g, Runs: runs, Handlers: h, Logger: log, models: models, exitWait: exitWait}, nil
 }
 
 func endpoint(e conf.ModelEndpoint) llm.Endpoint {
@@ -134,7 +141,7 @@ func (a *App) Server(ln net.Listener) *server.Hertz {
 		server.WithMaxRequestBodySize(int(a.Cfg.Server.MaxBodyBytes) + 64<<10),
 		server.WithSenseClientDisconnection(true),
 		server.WithDisablePrintRoute(true),
-		server.WithExitWaitTime(2 * time.Second),
+		server.WithExitWaitTime(a.exitWait),
 		server.WithReadTimeout(30 * time.Second),
 		server.WithIdleTimeout(2 * time.Minute),
 	}

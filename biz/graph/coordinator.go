@@ -104,7 +104,8 @@ func (g *Graph) coordinatorRoute(ctx context.Context, s *dm.State, o coordinator
 	}
 	// A hand-off (or a forced one after the clarification limit).
 	topic := strings.TrimSpace(o.Topic)
-	if s.Settings.EnableClarification && len(s.ClarificationHistory) > 1 && (topic == "" || o.Kind != "handoff") {
+	// After clarifying questions the answers refine the first request; the topic keeps all of them.
+	if s.Settings.EnableClarification && len(s.ClarificationHistory) > 1 {
 		topic = clarifiedTopic(s.ClarificationHistory)
 	}
 	if topic == "" {

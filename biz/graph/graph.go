@@ -144,9 +144,6 @@ func Build(ctx context.Context, d Deps) (*Graph, error) {
 		if err := top.AddGraphNode(name, sg, compose.WithNodeName(name)); err != nil {
 			return nil, fmt.Errorf("add %s: %w", name, err)
 		}
-		if err := top.AddBranch(name, compose.NewGraphBranch(pickNext, targets)); err != nil {
-			return nil, fmt.Errorf("branch %s: %w", name, err)
-		}
 	}
 	if err := top.AddLambdaNode(nodeFinish, compose.InvokableLambda(func(ctx context.Context, _ string) (*dm.State, error) {
 		var out *dm.State
@@ -161,6 +158,15 @@ func Build(ctx context.Context, d Deps) (*Graph, error) {
 	for _, e := range [][2]string{{compose.START, "init"}, {nodeFinish, compose.END}} {
 		if err := top.AddEdge(e[0], e[1]); err != nil {
 			return nil, err
+		}
+	}
+	// Every agent names its successor; the branches only follow that choice (see routes.go for the rules).
+	for name := range targets {
+		if name == nodeFinish {
+			continue
+		}
+		if err := top.AddBranch(name, compose.NewGraphBranch(pickNext, targets)); err != nil {
+			return nil, fmt.Errorf("branch %s: %w", name, err)
 		}
 	}
 	if err := top.AddBranch("init", compose.NewGraphBranch(pickNext, targets)); err != nil {
