@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -33,7 +34,11 @@ func (h *Handlers) decodeChat(c *app.RequestContext) (run.Request, int, *model.F
 	if err := dec.Decode(&req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return run.Request{}, consts.StatusUnprocessableEntity, &model.FieldError{Field: te.Field, Message: fmt.Sprintf("must be of type %s, got %s", te.Type, te.Value)}
+			field := te.Field
+			if field == "" {
+				field = "body"
+			}
+			return run.Request{}, consts.StatusUnprocessableEntity, &model.FieldError{Field: field, Message: fmt.Sprintf("must be %s, got %s", kindName(te.Type), te.Value)}
 		}
 		return run.Request{}, consts.StatusBadRequest, &model.FieldError{Message: "malformed JSON: " + err.Error()}
 	}
@@ -141,4 +146,24 @@ func writeEvent(w *sse.Writer, ev model.Event) error {
 		return w.WriteEvent("", model.EventError, []byte(`{"error":"Serialization failed"}`))
 	}
 	return w.WriteEvent("", ev.Type, bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// kindName describes a Go type in JSON terms for error messages.
+func kindName(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Pointer:
+		return kindName(t.Elem())
+	default:
+		return "an object"
+	}
 }

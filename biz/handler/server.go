@@ -87,6 +87,9 @@ func writeError(c *app.RequestContext, status int, msg string) {
 }
 
 func writeFieldError(c *app.RequestContext, status int, field, msg string) {
+	if field != "" {
+		msg = field + ": " + msg
+	}
 	b, err := json.Marshal(errorBody{Detail: msg, Error: msg, Field: field})
 	if err != nil {
 		b = []byte(`{"detail":"internal error","error":"internal error"}`)
