@@ -71,7 +71,11 @@ func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	h := a.Server(ln)
-	go func() { _ = h.Run() }()
+	go func() {
+		if err := h.Run(); err != nil {
+			t.Logf("server stopped: %v", err)
+		}
+	}()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()

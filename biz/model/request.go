@@ -18,7 +18,9 @@ const (
 )
 
 // ReportStyles lists the accepted report styles in display order.
-var ReportStyles = []string{StyleAcademic, StylePopularScience, StyleNews, StyleSocialMedia, StyleStrategicInvestment}
+func ReportStyles() []string {
+	return []string{StyleAcademic, StylePopularScience, StyleNews, StyleSocialMedia, StyleStrategicInvestment}
+}
 
 // DefaultThreadID is the thread id the deer-flow client treats as "no thread"; the server replaces it with a fresh id.
 const DefaultThreadID = "__default__"
@@ -224,11 +226,11 @@ func (r *ChatRequest) Validate(d Defaults) (Settings, error) {
 	if r.ReportStyle != nil {
 		style := strings.ToLower(*r.ReportStyle)
 		ok := false
-		for _, v := range ReportStyles {
+		for _, v := range ReportStyles() {
 			ok = ok || v == style
 		}
 		if !ok {
-			return s, &FieldError{"report_style", fmt.Sprintf("unknown style %q (want one of %s)", *r.ReportStyle, strings.Join(ReportStyles, ", "))}
+			return s, &FieldError{"report_style", fmt.Sprintf("unknown style %q (want one of %s)", *r.ReportStyle, strings.Join(ReportStyles(), ", "))}
 		}
 		s.ReportStyle = style
 	}

@@ -99,7 +99,18 @@ func (s *State) Clone() *State {
 	c.Messages = append([]Message(nil), s.Messages...)
 	c.ClarificationHistory = append([]string(nil), s.ClarificationHistory...)
 	c.Citations = append([]Citation(nil), s.Citations...)
+	for i := range c.Citations {
+		ci := &c.Citations[i]
+		ci.Agents = append([]string(nil), ci.Agents...)
+		if ci.AccessedAt != nil {
+			at := *ci.AccessedAt
+			ci.AccessedAt = &at
+		}
+	}
 	c.PriorSteps = append([]Step(nil), s.PriorSteps...)
+	for i := range c.PriorSteps {
+		c.PriorSteps[i].DependsOn = append([]string(nil), c.PriorSteps[i].DependsOn...)
+	}
 	if s.Plan != nil {
 		p := *s.Plan
 		p.Steps = make([]Step, len(s.Plan.Steps))
