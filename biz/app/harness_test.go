@@ -71,16 +71,21 @@ func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	h := a.Server(ln)
-	go func() {
-		if err := h.Run(); err != nil {
-			t.Logf("server stopped: %v", err)
-		}
-	}()
+	errc := make(chan error, 1)
+	go func() { errc <- h.Run() }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		if err := h.Shutdown(ctx); err != nil && ctx.Err() == nil {
 			t.Logf("shutdown: %v", err)
+		}
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Logf("server stopped: %v", err)
+			}
+		case <-ctx.Done():
+			t.Log("server did not stop in time")
 		}
 	})
 	e.base = "http://" + ln.Addr().String()

@@ -76,8 +76,13 @@ func (s *script) respond(req *testkit.ChatRequest) testkit.Reply {
 		if s.clarifyOnce && !strings.Contains(allSystem(req), "limit is reached") {
 			return testkit.Reply{Content: "Which aspect of AI interests you: healthcare, finance or education?"}
 		}
-		topic := req.LastUser()
-		return testkit.Reply{ToolCalls: []testkit.ReplyToolCall{call("handoff_to_planner", map[string]string{"research_topic": topic, "locale": "en-US"})}}
+		topic, locale := req.LastUser(), "en-US"
+		for _, r := range topic {
+			if r >= 0x4e00 && r <= 0x9fff {
+				locale = "zh-CN" // a model detects the user's language
+			}
+		}
+		return testkit.Reply{ToolCalls: []testkit.ReplyToolCall{call("handoff_to_planner", map[string]string{"research_topic": topic, "locale": locale})}}
 	case "planner":
 		if s.plan != nil {
 			return testkit.Reply{Content: s.plan(req)}
