@@ -90,9 +90,6 @@ func serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(a.Cfg.DataDir, 0o750); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
 	h := a.Server(nil)
 	errc := make(chan error, 1)
 	go func() { errc <- h.Run() }()
@@ -102,13 +99,21 @@ func serve(ctx context.Context, args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	a.Logger.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	a.Logger.Info("shutting down", "grace", a.Cfg.Runs.ShutdownGrace)
+	// Stop accepting connections and drain the runs at the same time: open streams end with an error event that
+	// says the run can be resumed, once their run has reached a checkpoint.
+	sctx, cancel := context.WithTimeout(context.Background(), a.Cfg.Runs.ShutdownGrace+15*time.Second)
 	defer cancel()
-	if err := h.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("shutdown: %w", err)
+	shutdownErr := make(chan error, 1)
+	go func() { shutdownErr <- h.Shutdown(sctx) }()
+	a.Runs.Shutdown(sctx, a.Cfg.Runs.ShutdownGrace)
+	// The store closes only after the last stream has been written out.
+	sErr := <-shutdownErr
+	closeErr := a.Close(sctx)
+	if sErr != nil && !errors.Is(sErr, context.DeadlineExceeded) {
+		return errors.Join(fmt.Errorf("shutdown: %w", sErr), closeErr)
 	}
-	return nil
+	return closeErr
 }
 
 func ask(ctx context.Context, args []string) error {
@@ -162,5 +167,9 @@ func ask(ctx context.Context, args []string) error {
 	}
 	c := &cli.Ask{Runs: a.Runs, Settings: settings, Question: q, In: os.Stdin, Out: os.Stdout,
 		Interactive: term.IsTerminal(int(os.Stdin.Fd()))}
-	return c.Run(ctx)
+	runErr := c.Run(ctx)
+	// On Ctrl-C the run stops at its next checkpoint and can be resumed later from the server.
+	closeCtx, cancel := context.WithTimeout(context.Background(), a.Cfg.Runs.ShutdownGrace+5*time.Second)
+	defer cancel()
+	return errors.Join(runErr, a.Close(closeCtx))
 }

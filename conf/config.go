@@ -55,7 +55,46 @@ type Config struct {
 	Crawl    CrawlConfig    `yaml:"crawl"`
 	Python   PythonConfig   `yaml:"python"`
 	Research ResearchConfig `yaml:"research"`
+	Runs     RunsConfig     `yaml:"runs"`
+	MCP      MCPConfig      `yaml:"mcp"`
 	Log      LogConfig      `yaml:"log"`
+}
+
+// MCPConfig lists the operator's MCP servers and what clients may configure themselves.
+type MCPConfig struct {
+	Servers []MCPServer `yaml:"servers"`
+	// AllowRequestServers accepts per-request mcp_settings and POST /api/mcp/server/metadata.
+	AllowRequestServers bool `yaml:"allow_request_servers"`
+	// AllowedCommands limits the stdio commands clients may name (names or absolute paths).
+	AllowedCommands []string `yaml:"allowed_commands"`
+}
+
+// MCPServer is one MCP server the operator configured.
+type MCPServer struct {
+	Name         string            `yaml:"name"`
+	Transport    string            `yaml:"transport"` // stdio | sse | streamable_http
+	Command      string            `yaml:"command"`
+	Args         []string          `yaml:"args"`
+	Env          map[string]string `yaml:"env"`
+	URL          string            `yaml:"url"`
+	Headers      map[string]string `yaml:"headers"`
+	EnabledTools []string          `yaml:"enabled_tools"`
+	AddToAgents  []string          `yaml:"add_to_agents"`
+	Timeout      time.Duration     `yaml:"timeout"`
+}
+
+// RunsConfig controls where runs are stored and how they outlive connections and restarts.
+type RunsConfig struct {
+	// DatabaseURL selects PostgreSQL (postgres://…); empty means SQLite under DataDir.
+	DatabaseURL string `yaml:"database_url"`
+	// CancelOnDisconnect stops a run when the client that started it goes away.
+	CancelOnDisconnect bool `yaml:"cancel_on_disconnect"`
+	// ResumeOnStart resumes runs cut off by a restart as soon as the server starts.
+	ResumeOnStart bool `yaml:"resume_on_start"`
+	// ShutdownGrace is how long a shutdown lets runs reach their next checkpoint.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+	// Retention deletes threads not updated for this long; 0 keeps them forever.
+	Retention time.Duration `yaml:"retention"`
 }
 
 // ServerConfig controls the HTTP listener.
@@ -129,6 +168,8 @@ type ResearchConfig struct {
 	AgentMaxIterations int           `yaml:"agent_max_iterations"`
 	StepTimeout        time.Duration `yaml:"step_timeout"`
 	RunTimeout         time.Duration `yaml:"run_timeout"`
+	// InterruptBeforeTools are tool names whose calls always wait for the user's approval.
+	InterruptBeforeTools []string `yaml:"interrupt_before_tools"`
 }
 
 // LogConfig selects the slog handler.
@@ -179,7 +220,9 @@ func Default() *Config {
 			StepTimeout:        10 * time.Minute,
 			RunTimeout:         30 * time.Minute,
 		},
-		Log: LogConfig{Level: "info", Format: "text"},
+		Runs: RunsConfig{ShutdownGrace: 10 * time.Second},
+		MCP:  MCPConfig{AllowedCommands: []string{"node", "npx", "python3", "uvx", "uv", "deno", "bun"}},
+		Log:  LogConfig{Level: "info", Format: "text"},
 	}
 }
 

@@ -61,7 +61,7 @@ func TestDefaults(t *testing.T) {
 		{"crawl bytes", cfg.Crawl.MaxBytes, int64(5 << 20)},
 		{"crawl chars", cfg.Crawl.MaxContentChars, 30000},
 		{"python", cfg.Python, PythonConfig{Enabled: false, Timeout: 30 * time.Second}},
-		{"research", cfg.Research, ResearchConfig{1, 3, 3, 12, 10 * time.Minute, 30 * time.Minute}},
+		{"research", cfg.Research, ResearchConfig{1, 3, 3, 12, 10 * time.Minute, 30 * time.Minute, nil}},
 		{"log", cfg.Log, LogConfig{Level: "info", Format: "text"}},
 		{"reasoning falls back", cfg.LLM.Endpoint(RoleReasoning), cfg.LLM.Basic},
 		{"code falls back", cfg.LLM.Endpoint(RoleCode), cfg.LLM.Basic},
@@ -112,7 +112,7 @@ log: {level: DEBUG, format: json}
 				want.Search = SearchConfig{Engine: "searxng", MaxResults: 7, SearxHost: "http://127.0.0.1:8888", Timeout: 3 * time.Second}
 				want.Crawl = CrawlConfig{true, time.Second, 10, 20}
 				want.Python = PythonConfig{true, 2 * time.Second}
-				want.Research = ResearchConfig{2, 5, 4, 6, time.Minute, 2 * time.Minute}
+				want.Research = ResearchConfig{2, 5, 4, 6, time.Minute, 2 * time.Minute, nil}
 				want.Log = LogConfig{"debug", "json"}
 				if !reflect.DeepEqual(c, want) {
 					t.Errorf("got  %s\nwant %s", c, want)
@@ -223,7 +223,7 @@ func TestExampleMatchesDefaults(t *testing.T) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	secrets := map[string]bool{"api_key": true, "tavily_api_key": true}
+	secrets := map[string]bool{"api_key": true, "tavily_api_key": true, "database_url": true}
 	for _, key := range yamlKeys(reflect.TypeFor[Config](), "") {
 		leaf := key[strings.LastIndex(key, ".")+1:]
 		if secrets[leaf] {

@@ -26,6 +26,14 @@ func (c *Config) String() string {
 	r := c.Research
 	fmt.Fprintf(&b, " research={max_plan_iterations=%d max_step_num=%d max_search_results=%d agent_max_iterations=%d step_timeout=%s run_timeout=%s}",
 		r.MaxPlanIterations, r.MaxStepNum, r.MaxSearchResults, r.AgentMaxIterations, r.StepTimeout, r.RunTimeout)
+	fmt.Fprintf(&b, " runs={database_url=%s cancel_on_disconnect=%t resume_on_start=%t shutdown_grace=%s retention=%s}",
+		redactURL(c.Runs.DatabaseURL), c.Runs.CancelOnDisconnect, c.Runs.ResumeOnStart, c.Runs.ShutdownGrace, c.Runs.Retention)
+	names := make([]string, 0, len(c.MCP.Servers))
+	for _, m := range c.MCP.Servers {
+		names = append(names, m.Name+"("+m.Transport+")")
+	}
+	fmt.Fprintf(&b, " mcp={servers=[%s] allow_request_servers=%t allowed_commands=[%s]}",
+		strings.Join(names, ","), c.MCP.AllowRequestServers, strings.Join(c.MCP.AllowedCommands, ","))
 	fmt.Fprintf(&b, " log={level=%s format=%s}", c.Log.Level, c.Log.Format)
 	return b.String()
 }

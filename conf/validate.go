@@ -26,6 +26,12 @@ func (c *Config) Validate() error {
 	}
 	positive(v, "server.max_body_bytes", s.MaxBodyBytes)
 	v.positiveDur("server.request_timeout", s.RequestTimeout)
+	if u := c.Runs.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		v.add("runs.database_url (DATABASE_URL) must be a postgres:// URL")
+	}
+	if c.Runs.ShutdownGrace < 0 || c.Runs.Retention < 0 {
+		v.add("runs.shutdown_grace and runs.retention must not be negative")
+	}
 	if strings.TrimSpace(c.DataDir) == "" {
 		v.add("data_dir (DATA_DIR) must not be empty")
 	}

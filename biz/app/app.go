@@ -4,10 +4,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/cloudwego/eino/components/model"
@@ -23,9 +27,12 @@ import (
 	"github.com/deer-go/deer-go/conf"
 	"github.com/deer-go/deer-go/infra/crawl"
 	"github.com/deer-go/deer-go/infra/llm"
+	"github.com/deer-go/deer-go/infra/mcp"
 	"github.com/deer-go/deer-go/infra/sandbox"
 	"github.com/deer-go/deer-go/infra/search"
 	"github.com/deer-go/deer-go/infra/store"
+	"github.com/deer-go/deer-go/infra/store/postgres"
+	"github.com/deer-go/deer-go/infra/store/sqlite"
 	"github.com/deer-go/deer-go/prompts"
 )
 
@@ -38,6 +45,12 @@ type App struct {
 	Logger   *slog.Logger
 	models   map[string][]string
 	exitWait time.Duration
+	store    store.Store
+	mcp      *mcp.Registry
+
+	janitorStop, janitorDone chan struct{}
+	closeOnce                sync.Once
+	closeErr                 error
 }
 
 // Options adjust assembly for tests and embedding.
@@ -46,6 +59,8 @@ type Options struct {
 	Heartbeat time.Duration
 	// ExitWait is how long a shutdown waits for open requests; default 5s.
 	ExitWait time.Duration
+	// CompactAfter overrides how long after a run its event log is compacted (tests).
+	CompactAfter time.Duration
 }
 
 // New builds the service from cfg. It does no network I/O: unreachable endpoints surface on first use.
@@ -71,10 +86,16 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prompts: %w", err)
 	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cps := run.NewCheckpoints(st)
+	mdl := newModels(provider)
 	deps := graph.Deps{
-		Models:             newModels(provider),
+		Models:             mdl,
 		Prompts:            prm,
-		Store:              store.NewMemory(),
+		Store:              cps,
 		Logger:             log,
 		AgentMaxIterations: cfg.Research.AgentMaxIterations,
 		StepTimeout:        cfg.Research.StepTimeout,
@@ -103,32 +124,109 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 		}
 		deps.PythonTool = sandbox.NewTool(runner)
 	}
+	reg := mcp.NewRegistry(mcpServers(cfg), log)
+	deps.AgentTools = reg.Tools
+	reqMCP := requestMCP{policy: mcp.Policy{AllowedCommands: cfg.MCP.AllowedCommands}, log: log}
+	if cfg.MCP.AllowRequestServers {
+		deps.RequestTools = reqMCP.tools
+	}
 	g, err := graph.Build(ctx, deps)
 	if err != nil {
 		return nil, err
 	}
-	runs := run.New(g, run.Options{RunTimeout: cfg.Research.RunTimeout, Logger: log})
-	models := map[string][]string{}
+	runs := run.New(g, st, cps, run.Options{RunTimeout: cfg.Research.RunTimeout, Logger: log, CompactAfter: o.CompactAfter})
+	if err := runs.Recover(ctx, cfg.Runs.ResumeOnStart); err != nil {
+		return nil, errors.Join(err, st.Close())
+	}
+	modelNames := map[string][]string{}
 	for role, name := range provider.Configured() {
-		models[string(role)] = []string{name}
+		modelNames[string(role)] = []string{name}
 	}
 	h := handler.New(runs, handler.Options{
 		AllowedOrigins: cfg.Server.AllowedOrigins,
 		MaxBodyBytes:   cfg.Server.MaxBodyBytes,
 		Defaults: dm.Defaults{
-			MaxPlanIterations: cfg.Research.MaxPlanIterations,
-			MaxStepNum:        cfg.Research.MaxStepNum,
-			MaxSearchResults:  cfg.Research.MaxSearchResults,
+			MaxPlanIterations:    cfg.Research.MaxPlanIterations,
+			MaxStepNum:           cfg.Research.MaxStepNum,
+			MaxSearchResults:     cfg.Research.MaxSearchResults,
+			InterruptBeforeTools: cfg.Research.InterruptBeforeTools,
 		},
-		Models:    models,
-		Heartbeat: o.Heartbeat,
-		Logger:    log,
+		Models:                       modelNames,
+		Heartbeat:                    o.Heartbeat,
+		Logger:                       log,
+		CancelOnDisconnect:           cfg.Runs.CancelOnDisconnect,
+		LLM:                          deps.Models.(*models),
+		EnableMCPServerConfiguration: cfg.MCP.AllowRequestServers,
+		ValidateMCP:                  reqMCP.validate,
+		MCPMetadata:                  reqMCP.metadata,
+		Status: func() map[string]any {
+			return map[string]any{"mcp": map[string]any{"servers": reg.Status(), "request_servers": cfg.MCP.AllowRequestServers}}
+		},
 	})
 	exitWait := o.ExitWait
 	if exitWait <= 0 {
-		exitWait = 5 * time.Second
+		// Streams end once their runs have drained, so the listener waits a little longer than the drain.
+		exitWait = cfg.Runs.ShutdownGrace + 5*time.Second
 	}
-	return &App{Cfg: cfg, Graph: g, Runs: runs, Handlers: h, Logger: log, models: models, exitWait: exitWait}, nil
+	a := &App{Cfg: cfg, Graph: g, Runs: runs, Handlers: h, Logger: log, models: modelNames, exitWait: exitWait, store: st, mcp: reg,
+		janitorStop: make(chan struct{}), janitorDone: make(chan struct{})}
+	go a.janitor()
+	return a, nil
+}
+
+// openStore opens PostgreSQL when a database URL is configured, else the embedded SQLite database in the data dir.
+func openStore(ctx context.Context, cfg *conf.Config) (store.Store, error) {
+	if cfg.Runs.DatabaseURL != "" {
+		st, err := postgres.Open(ctx, cfg.Runs.DatabaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("open PostgreSQL store: %w", err)
+		}
+		return st, nil
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	path := filepath.Join(cfg.DataDir, "deer-go.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("open SQLite store %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// janitor deletes threads older than the retention period, hourly.
+func (a *App) janitor() {
+	defer close(a.janitorDone)
+	if a.Cfg.Runs.Retention <= 0 {
+		<-a.janitorStop
+		return
+	}
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := a.Runs.Prune(context.Background(), a.Cfg.Runs.Retention)
+		if err != nil {
+			a.Logger.Warn("prune old threads", "err", err)
+		} else if n > 0 {
+			a.Logger.Info("pruned old threads", "count", n)
+		}
+		select {
+		case <-a.janitorStop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Close stops the runs (each gets grace to reach its next checkpoint) and closes the store.
+func (a *App) Close(ctx context.Context) error {
+	a.closeOnce.Do(func() {
+		a.Runs.Shutdown(ctx, a.Cfg.Runs.ShutdownGrace)
+		close(a.janitorStop)
+		<-a.janitorDone
+		a.closeErr = errors.Join(a.mcp.Close(), a.store.Close())
+	})
+	return a.closeErr
 }
 
 func endpoint(e conf.ModelEndpoint) llm.Endpoint {

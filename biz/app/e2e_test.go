@@ -74,7 +74,7 @@ func TestFullResearchRun(t *testing.T) {
 	if planner == nil || !strings.Contains(string(planner.Raw), "Background investigation results") || !planner.JSONMode() {
 		t.Errorf("planner request lacks background results or JSON mode")
 	}
-	snap := e.app.Runs.Snapshot("full")
+	snap := e.state("full")
 	if snap == nil || snap.Plan == nil || snap.Plan.Steps[0].Status != "done" || snap.Plan.Steps[1].Status != "done" || snap.FinalReport == "" {
 		t.Fatalf("thread state not complete: %+v", snap)
 	}
@@ -138,7 +138,7 @@ func TestPlanReviewEditThenAccept(t *testing.T) {
 	third := e.chat(baseBody("edit", "[ACCEPTED] go"))
 	checkContract(t, third, "edit")
 	golden(t, "review_edit_accept", summarize(first, e)+"--- edit ---\n"+summarize(second, e)+"--- accept ---\n"+summarize(third, e))
-	snap := e.app.Runs.Snapshot("edit")
+	snap := e.state("edit")
 	if snap.Plan.Title != "Eiffel Tower with wind load" || len(snap.Plan.Steps) != 2 || snap.Plan.Steps[1].Status != "done" {
 		t.Fatalf("edited plan not executed: %+v", snap.Plan)
 	}
@@ -160,7 +160,7 @@ func TestClarification(t *testing.T) {
 	second := e.chat(body("in healthcare"))
 	checkContract(t, second, "clar")
 	golden(t, "clarification", summarize(first, e)+"--- answer ---\n"+summarize(second, e))
-	snap := e.app.Runs.Snapshot("clar")
+	snap := e.state("clar")
 	if snap.ClarificationRounds != 1 || snap.FinalReport == "" {
 		t.Fatalf("rounds=%d report=%q", snap.ClarificationRounds, snap.FinalReport)
 	}
@@ -188,7 +188,7 @@ func TestPlannerJSONRepair(t *testing.T) {
 	evs := e.chat(with(baseBody("repair", "Eiffel Tower?"), "auto_accepted_plan", true))
 	checkContract(t, evs, "repair")
 	golden(t, "planner_repair", summarize(evs, e))
-	if snap := e.app.Runs.Snapshot("repair"); snap.Plan == nil || snap.Plan.Title != "Repaired plan" || snap.FinalReport == "" {
+	if snap := e.state("repair"); snap.Plan == nil || snap.Plan.Title != "Repaired plan" || snap.FinalReport == "" {
 		t.Fatalf("repaired plan not used: %+v", snap)
 	}
 }
@@ -257,7 +257,7 @@ func TestFailingToolAndStep(t *testing.T) {
 	if !toolErr {
 		t.Error("the failed search was not reported as a tool result")
 	}
-	snap := e.app.Runs.Snapshot("fail")
+	snap := e.state("fail")
 	if snap.Plan.Steps[0].Status != "failed" || snap.Plan.Steps[0].Error == "" || snap.FinalReport == "" {
 		t.Fatalf("step status %q error %q report %q", snap.Plan.Steps[0].Status, snap.Plan.Steps[0].Error, snap.FinalReport)
 	}
@@ -279,7 +279,7 @@ func TestCancelledStreamsLeaveNoGoroutines(t *testing.T) {
 		r.ChunkDelay = 200 * time.Millisecond
 		return r
 	}
-	e := newEnv(t, slow)
+	e := newEnv(t, slow, func(c *conf.Config) { c.Runs.CancelOnDisconnect = true })
 	s.site = e.site.URL
 	// Warm up connections and lazily started goroutines.
 	e.chat(baseBody("warm", "hello"))

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/deer-go/deer-go/biz/app"
+	"github.com/deer-go/deer-go/biz/model"
 	"github.com/deer-go/deer-go/conf"
 	"github.com/deer-go/deer-go/internal/testkit"
 )
@@ -35,13 +36,21 @@ type env struct {
 	app    *app.App
 	base   string
 	cfg    *conf.Config
+	// compactAfter is passed to the app; -1 (the default here) disables compaction.
+	compactAfter time.Duration
 }
 
 type envOption func(*conf.Config)
 
 func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, search: testkit.NewSearch(t), site: testkit.NewSite(t)}
+	return newEnvWith(t, responder, -1, opts...)
+}
+
+// newEnvWith is newEnv with event-log compaction after the given delay (negative: off).
+func newEnvWith(t *testing.T, responder testkit.Responder, compactAfter time.Duration, opts ...envOption) *env {
+	t.Helper()
+	e := &env{t: t, search: testkit.NewSearch(t), site: testkit.NewSite(t), compactAfter: compactAfter}
 	e.llm = testkit.NewLLM(t, responder)
 	cfg := conf.Default()
 	cfg.LLM.Basic = conf.ModelEndpoint{BaseURL: e.llm.URL, Model: "fake-basic", APIKey: "sk-test-secret", BaseURLEnv: "LLM_BASE_URL"}
@@ -53,6 +62,8 @@ func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
 	cfg.Python.Timeout = 10 * time.Second
 	cfg.Research.StepTimeout = 30 * time.Second
 	cfg.Research.RunTimeout = time.Minute
+	cfg.DataDir = t.TempDir()
+	cfg.Runs.ShutdownGrace = 200 * time.Millisecond
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -61,7 +72,7 @@ func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{Logger: log, Heartbeat: 50 * time.Millisecond, ExitWait: 10 * time.Millisecond})
+	a, err := app.New(context.Background(), cfg, app.Options{Logger: log, Heartbeat: 50 * time.Millisecond, ExitWait: 10 * time.Millisecond, CompactAfter: e.compactAfter})
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}
@@ -74,10 +85,14 @@ func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
 	errc := make(chan error, 1)
 	go func() { errc <- h.Run() }()
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		a.Runs.Shutdown(ctx, cfg.Runs.ShutdownGrace)
 		if err := h.Shutdown(ctx); err != nil && ctx.Err() == nil {
 			t.Logf("shutdown: %v", err)
+		}
+		if err := a.Close(ctx); err != nil {
+			t.Errorf("close app: %v", err)
 		}
 		select {
 		case err := <-errc:
@@ -111,6 +126,7 @@ func waitHealthy(t *testing.T, base string) {
 
 // sseEvent is one parsed server-sent event.
 type sseEvent struct {
+	ID   string
 	Name string
 	Data map[string]any
 	Raw  string
@@ -160,10 +176,18 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 			continue
 		}
 		var ev sseEvent
-		ev.Raw = block
+		var kept []string
+		for _, line := range strings.Split(block, "\n") {
+			if line != "" && !strings.HasPrefix(line, ":") {
+				kept = append(kept, line)
+			}
+		}
+		ev.Raw = strings.Join(kept, "\n")
 		for _, line := range strings.Split(block, "\n") {
 			switch {
 			case line == "", strings.HasPrefix(line, ":"):
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "event: "):
 				ev.Name = strings.TrimPrefix(line, "event: ")
 			case strings.HasPrefix(line, "data: "):
@@ -188,11 +212,25 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 // checkContract asserts §3.9 of the wire contract on a stream.
 func checkContract(t *testing.T, evs []sseEvent, threadID string) {
 	t.Helper()
+	checkContractAfter(t, nil, evs, threadID)
+}
+
+// checkContractAfter checks a resumed stream: tool calls announced in the earlier streams may get their results
+// in this one.
+func checkContractAfter(t *testing.T, earlier, evs []sseEvent, threadID string) {
+	t.Helper()
 	known := map[string]bool{"message_chunk": true, "tool_calls": true, "tool_call_chunks": true, "tool_call_result": true, "interrupt": true, "citations": true, "error": true}
 	agents := map[string]bool{"coordinator": true, "planner": true, "researcher": true, "coder": true, "analyst": true, "reporter": true}
 	finished := map[string]bool{}
 	open := map[string]bool{}
 	var callIDs = map[string]bool{}
+	for _, ev := range earlier {
+		if tcs, ok := ev.Data["tool_calls"].([]any); ok {
+			for _, tc := range tcs {
+				callIDs[fmt.Sprint(tc.(map[string]any)["id"])] = true
+			}
+		}
+	}
 	if len(evs) == 0 {
 		t.Fatal("empty stream")
 	}
@@ -439,4 +477,14 @@ func closedPort(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return addr
+}
+
+// state returns a thread's stored research state.
+func (e *env) state(id string) *model.State {
+	e.t.Helper()
+	st, err := e.app.Runs.State(context.Background(), id)
+	if err != nil {
+		e.t.Fatalf("state of %s: %v", id, err)
+	}
+	return st
 }

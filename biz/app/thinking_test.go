@@ -43,7 +43,7 @@ func TestDeepThinkingAndChineseReview(t *testing.T) {
 			t.Error("reasoning model called in JSON mode")
 		}
 	}
-	if snap := e.app.Runs.Snapshot("zh"); snap.Plan == nil || snap.Plan.Title != "埃菲尔铁塔" {
+	if snap := e.state("zh"); snap.Plan == nil || snap.Plan.Title != "埃菲尔铁塔" {
 		t.Fatalf("plan = %+v", snap.Plan)
 	}
 }

@@ -42,20 +42,19 @@ func (a *Ask) Run(ctx context.Context) error {
 			return err
 		}
 		p := &printer{out: a.Out}
+		rd := a.Runs.Follow(st.ThreadID, st.From)
 		for {
-			evs, done, err := st.Next(ctx)
+			evs, done, err := rd.Next(ctx)
 			if err != nil {
-				<-st.Done()
 				return err
 			}
 			for _, ev := range evs {
-				p.event(ev)
+				p.event(ev.Event)
 			}
 			if done {
 				break
 			}
 		}
-		<-st.Done()
 		switch {
 		case p.err != "":
 			return fmt.Errorf("%s", p.err)

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 
 	"github.com/cloudwego/eino/compose"
 
@@ -36,10 +37,16 @@ func agentGraph[T, U any](
 		err := compose.ProcessState(ctx, func(ctx context.Context, s *dm.State) error {
 			var err error
 			next, err = route(ctx, s, out)
-			if err == nil {
-				observe(ctx, s)
+			if err != nil {
+				return err
 			}
-			return err
+			s.Next = next
+			observe(ctx, s)
+			if next != "" && draining(ctx) {
+				// Stop at this boundary: the snapshot just saved is where the run resumes.
+				return ErrDrained
+			}
+			return nil
 		})
 		return next, err
 	})); err != nil {
@@ -51,6 +58,29 @@ func agentGraph[T, U any](
 		}
 	}
 	return g, nil
+}
+
+// ErrDrained ends a run at an agent boundary because the server is shutting down; the run can be resumed.
+var ErrDrained = errors.New("run paused for a server shutdown")
+
+type drainKey struct{}
+
+// WithDrain makes runs under ctx stop at their next agent boundary once drain is closed.
+func WithDrain(ctx context.Context, drain <-chan struct{}) context.Context {
+	return context.WithValue(ctx, drainKey{}, drain)
+}
+
+func draining(ctx context.Context) bool {
+	ch, ok := ctx.Value(drainKey{}).(<-chan struct{})
+	if !ok {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // Observer receives a snapshot of State after every agent's router, so the run manager always knows the latest

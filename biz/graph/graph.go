@@ -49,9 +49,13 @@ type Deps struct {
 	WebSearchTool func(maxResults int) tool.InvokableTool
 	CrawlTool     tool.InvokableTool // nil: no crawling
 	PythonTool    tool.InvokableTool // nil: code execution disabled
-	Store         compose.CheckPointStore
-	Logger        *slog.Logger
-	Now           func() time.Time
+	// AgentTools returns the extra tools an agent gets (the operator's MCP servers); may be nil.
+	AgentTools func(ctx context.Context, agent string) []tool.InvokableTool
+	// RequestTools connects the MCP servers a request named, for one step of one agent; close releases them.
+	RequestTools func(ctx context.Context, mcpSettings string, agent string) (tools []tool.InvokableTool, close func() error, err error)
+	Store        compose.CheckPointStore
+	Logger       *slog.Logger
+	Now          func() time.Time
 
 	AgentMaxIterations int           // ReAct turns per step
 	StepTimeout        time.Duration // one step of the plan
@@ -78,6 +82,8 @@ func init() {
 		"deergo.Message":  compose.RegisterSerializableType[dm.Message],
 		"deergo.Citation": compose.RegisterSerializableType[dm.Citation],
 		"deergo.Settings": compose.RegisterSerializableType[dm.Settings],
+		"deergo.stepIn":   compose.RegisterSerializableType[stepIn],
+		"deergo.reactCP":  compose.RegisterSerializableType[reactCheckpoint],
 	} {
 		if err := register(name); err != nil {
 			panic(fmt.Sprintf("register %s: %v", name, err))
@@ -132,6 +138,10 @@ func Build(ctx context.Context, d Deps) (*Graph, error) {
 			*s = *in.Clone()
 			return nil
 		})
+		// A run recovered after a restart continues where its last snapshot says; a new run starts at the coordinator.
+		if in.Next != "" {
+			return in.Next, err
+		}
 		return dm.AgentCoordinator, err
 	})); err != nil {
 		return nil, err

@@ -4,15 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
 	dm "github.com/deer-go/deer-go/biz/model"
 	"github.com/deer-go/deer-go/biz/stream"
 )
+
+// KindToolApproval is the interrupt kind of a tool call waiting for the user's approval.
+const KindToolApproval = "tool_approval"
 
 // reactResult is what a tool-using agent produced.
 type reactResult struct {
@@ -20,11 +25,23 @@ type reactResult struct {
 	citations []dm.Citation
 }
 
+// reactCheckpoint is the loop's state saved when a tool call waits for approval; the loop continues from it on
+// resume instead of starting the step again.
+type reactCheckpoint struct {
+	Step      stepIn // the step being worked on (its Msgs are the loop's starting point)
+	Msgs      []*schema.Message
+	Turn      int
+	Pending   []schema.ToolCall // the calls of the current model turn not yet answered; Pending[0] awaits approval
+	Citations []dm.Citation
+}
+
 // react runs a reason–act loop: the model answers or calls tools; tool results go back to it until it answers or
 // the turn budget is spent, after which it must answer without tools. Tool failures are returned to the model as
-// tool results ("Error: …"), never as run failures: the model can try another way.
-func (g *Graph) react(ctx context.Context, agent string, m model.ToolCallingChatModel, tools []tool.InvokableTool, msgs []*schema.Message) (reactResult, error) {
+// tool results ("Error: …"), never as run failures: the model can try another way. Calls to tools listed in
+// approve pause the run until the user approves or rejects them.
+func (g *Graph) react(ctx context.Context, agent string, m model.ToolCallingChatModel, tools []tool.InvokableTool, step stepIn) (reactResult, error) {
 	var res reactResult
+	msgs, approve := step.Msgs, step.Settings.InterruptBeforeTools
 	em := stream.From(ctx)
 	byName := make(map[string]tool.InvokableTool, len(tools))
 	infos := make([]*schema.ToolInfo, 0, len(tools))
@@ -43,12 +60,45 @@ func (g *Graph) react(ctx context.Context, agent string, m model.ToolCallingChat
 			return res, fmt.Errorf("%s: bind tools: %w", agent, err)
 		}
 	}
-	for turn := 0; ; turn++ {
+	turn := 0
+	var pending []schema.ToolCall
+	decision := ""
+	if was, has, cp := compose.GetInterruptState[*reactCheckpoint](ctx); was && has && cp != nil {
+		msgs, turn, pending, res.citations = cp.Msgs, cp.Turn, cp.Pending, cp.Citations
+		if resumed, hasData, answer := compose.GetResumeContext[string](ctx); resumed && hasData {
+			decision = approvalDecision(answer)
+		}
+	}
+	for {
+		for i, tc := range pending {
+			if slices.Contains(approve, tc.Function.Name) {
+				if decision == "" {
+					cp := &reactCheckpoint{Step: step, Msgs: msgs, Turn: turn, Pending: pending[i:], Citations: res.citations}
+					return res, compose.StatefulInterrupt(ctx, approvalInfo(tc), cp)
+				}
+			}
+			var out string
+			if decision == "rejected" && slices.Contains(approve, tc.Function.Name) {
+				out = fmt.Sprintf("Error: the user rejected this call to %s. Do not call it again with these arguments; continue without it.", tc.Function.Name)
+			} else {
+				out = g.callTool(ctx, byName, tc)
+			}
+			decision = "" // a decision answers one call
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			em.ToolResult(agent, tc.ID, out)
+			res.citations = mergeCitations(res.citations, citationsFromTool(tc.Function.Name, out))
+			msgs = append(msgs, schema.ToolMessage(g.trim(out), tc.ID, schema.WithToolName(tc.Function.Name)))
+		}
+		pending = nil
 		cur := withTools
-		if turn >= g.deps.AgentMaxIterations {
+		final := turn >= g.deps.AgentMaxIterations
+		if final {
 			cur = m
 			msgs = append(msgs, schema.UserMessage("You have used all your tool calls. Write your final answer now from what you have found."))
 		}
+		turn++
 		sr, err := cur.Stream(ctx, msgs)
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", agent, err)
@@ -57,20 +107,34 @@ func (g *Graph) react(ctx context.Context, agent string, m model.ToolCallingChat
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", agent, err)
 		}
-		if len(msg.ToolCalls) == 0 || cur == m && turn >= g.deps.AgentMaxIterations {
+		if len(msg.ToolCalls) == 0 || final {
 			res.answer = strings.TrimSpace(msg.Content)
 			return res, nil
 		}
 		msgs = append(msgs, &schema.Message{Role: schema.Assistant, Content: msg.Content, ToolCalls: msg.ToolCalls})
-		for _, tc := range msg.ToolCalls {
-			out := g.callTool(ctx, byName, tc)
-			if ctx.Err() != nil {
-				return res, ctx.Err()
-			}
-			em.ToolResult(agent, tc.ID, out)
-			res.citations = mergeCitations(res.citations, citationsFromTool(tc.Function.Name, out))
-			msgs = append(msgs, schema.ToolMessage(g.trim(out), tc.ID, schema.WithToolName(tc.Function.Name)))
+		pending = msg.ToolCalls
+	}
+}
+
+// approvalDecision reads the user's answer to a tool approval: deer-flow's approving words, case-insensitive.
+func approvalDecision(answer string) string {
+	a := strings.ToLower(answer)
+	if strings.Contains(a, "reject") {
+		return "rejected"
+	}
+	for _, w := range []string{"approved", "approve", "accepted", "accept", "yes", "proceed", "continue", "ok"} {
+		if strings.Contains(a, w) {
+			return "approved"
 		}
+	}
+	return "rejected"
+}
+
+func approvalInfo(tc schema.ToolCall) *InterruptInfo {
+	return &InterruptInfo{
+		Kind:    KindToolApproval,
+		Content: fmt.Sprintf("About to execute tool: '%s'\n\nInput:\n%s\n\nApprove execution?", tc.Function.Name, tc.Function.Arguments),
+		Options: []dm.Option{{Text: "Approve", Value: "approved"}, {Text: "Reject", Value: "rejected"}},
 	}
 }
 
@@ -100,6 +164,7 @@ func toolNames(m map[string]tool.InvokableTool) string {
 	for n := range m {
 		names = append(names, n)
 	}
+	slices.Sort(names)
 	return strings.Join(names, ", ")
 }
 

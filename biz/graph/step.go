@@ -13,11 +13,12 @@ import (
 	dm "github.com/deer-go/deer-go/biz/model"
 )
 
+// stepIn is saved with the loop state when a tool call waits for approval, so its fields are exported.
 type stepIn struct {
-	index    int
-	id       string
-	msgs     []*schema.Message
-	settings dm.Settings
+	Index    int
+	ID       string
+	Msgs     []*schema.Message
+	Settings dm.Settings
 }
 
 type stepOut struct {
@@ -51,24 +52,24 @@ func (g *Graph) stepAgent(agent string) (*compose.Graph[string, string], error) 
 }
 
 func (g *Graph) stepLoad(agent string, s *dm.State) (stepIn, error) {
-	in := stepIn{index: -1, settings: s.Settings}
+	in := stepIn{Index: -1, Settings: s.Settings}
 	if s.Plan == nil {
 		return in, nil
 	}
 	for i, st := range s.Plan.Steps {
 		if st.Status == dm.StatusRunning && agentForStep(st.StepType) == agent {
-			in.index, in.id = i, st.ID
+			in.Index, in.ID = i, st.ID
 			break
 		}
 	}
-	if in.index < 0 {
+	if in.Index < 0 {
 		return in, nil
 	}
 	sys, err := g.render(agent, s)
 	if err != nil {
 		return in, err
 	}
-	step := s.Plan.Steps[in.index]
+	step := s.Plan.Steps[in.Index]
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Research plan: %s\n\n", s.Plan.Title)
 	var prior []dm.Step
@@ -98,13 +99,18 @@ func (g *Graph) stepLoad(agent string, s *dm.State) (stepIn, error) {
 				"Say plainly that you cannot run code, then reason the step out as far as you can without it."))
 		}
 	}
-	in.msgs = msgs
+	in.Msgs = msgs
 	return in, nil
 }
 
 func (g *Graph) stepRun(ctx context.Context, agent string, in stepIn) (stepOut, error) {
-	out := stepOut{index: in.index, id: in.id}
-	if in.index < 0 {
+	// Eino does not keep a lambda's input across an interrupt: a step resumed after a tool approval takes its
+	// identity from the saved loop state.
+	if was, has, cp := compose.GetInterruptState[*reactCheckpoint](ctx); was && has && cp != nil {
+		in = cp.Step
+	}
+	out := stepOut{index: in.Index, id: in.ID}
+	if in.Index < 0 {
 		return out, nil
 	}
 	parent := ctx
@@ -114,8 +120,8 @@ func (g *Graph) stepRun(ctx context.Context, agent string, in stepIn) (stepOut, 
 	role := RoleBasic
 	switch agent {
 	case dm.AgentResearcher:
-		if in.settings.EnableWebSearch && g.deps.WebSearchTool != nil {
-			tools = append(tools, g.deps.WebSearchTool(in.settings.MaxSearchResults))
+		if in.Settings.EnableWebSearch && g.deps.WebSearchTool != nil {
+			tools = append(tools, g.deps.WebSearchTool(in.Settings.MaxSearchResults))
 		}
 		if g.deps.CrawlTool != nil {
 			tools = append(tools, g.deps.CrawlTool)
@@ -126,8 +132,28 @@ func (g *Graph) stepRun(ctx context.Context, agent string, in stepIn) (stepOut, 
 			tools = append(tools, g.deps.PythonTool)
 		}
 	}
-	res, err := g.react(ctx, agent, g.deps.Models.Chat(role), tools, in.msgs)
+	if g.deps.AgentTools != nil {
+		tools = append(tools, g.deps.AgentTools(ctx, agent)...)
+	}
+	if in.Settings.MCPSettings != "" && g.deps.RequestTools != nil {
+		extra, closeTools, err := g.deps.RequestTools(ctx, in.Settings.MCPSettings, agent)
+		if err != nil {
+			// The step goes on without them; the model is told through the missing tools, the operator through the log.
+			g.deps.Logger.WarnContext(ctx, "request MCP servers unavailable", "agent", agent, "err", err)
+		} else {
+			defer func() {
+				if err := closeTools(); err != nil {
+					g.deps.Logger.WarnContext(ctx, "close request MCP servers", "err", err)
+				}
+			}()
+			tools = append(tools, extra...)
+		}
+	}
+	res, err := g.react(ctx, agent, g.deps.Models.Chat(role), tools, in)
 	out.citations = res.citations
+	if _, paused := compose.IsInterruptRerunError(err); paused {
+		return out, err // a tool call waits for approval: the run pauses, the step is not finished
+	}
 	switch {
 	case err != nil && parent.Err() != nil:
 		// The run itself was cancelled: stop, do not record the step as failed.

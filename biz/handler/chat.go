@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cloudwego/hertz/pkg/app"
 	"github.com/cloudwego/hertz/pkg/protocol/consts"
@@ -45,7 +45,18 @@ func (h *Handlers) decodeChat(c *app.RequestContext) (run.Request, int, *model.F
 	if dec.More() {
 		return run.Request{}, consts.StatusBadRequest, &model.FieldError{Message: "malformed JSON: trailing data after the object"}
 	}
-	settings, err := req.Validate(h.opts.Defaults)
+	tid := strings.TrimSpace(req.ThreadID)
+	fb := ""
+	if req.InterruptFeedback != nil {
+		fb = strings.ToLower(strings.TrimSpace(*req.InterruptFeedback))
+	}
+	// A request without new input may attach to the thread's running run or resume an interrupted one.
+	noInput := len(req.Messages) == 0 && tid != "" && tid != model.DefaultThreadID && (fb == "resume" || h.runs.Running(tid))
+	validate := req.Validate
+	if noInput {
+		validate = req.ValidateSettings
+	}
+	settings, err := validate(h.opts.Defaults)
 	if err != nil {
 		var fe *model.FieldError
 		if errors.As(err, &fe) {
@@ -54,19 +65,24 @@ func (h *Handlers) decodeChat(c *app.RequestContext) (run.Request, int, *model.F
 		return run.Request{}, consts.StatusUnprocessableEntity, &model.FieldError{Message: err.Error()}
 	}
 	if len(req.MCPSettings) > 0 && string(req.MCPSettings) != "null" && string(req.MCPSettings) != "{}" {
-		return run.Request{}, consts.StatusForbidden, &model.FieldError{Field: "mcp_settings",
-			Message: "MCP server configuration is disabled. Set ENABLE_MCP_SERVER_CONFIGURATION=true to enable it."}
+		if !h.opts.EnableMCPServerConfiguration {
+			return run.Request{}, consts.StatusForbidden, &model.FieldError{Field: "mcp_settings",
+				Message: "MCP server configuration is disabled. Set ENABLE_MCP_SERVER_CONFIGURATION=true to enable it."}
+		}
+		if h.opts.ValidateMCP == nil {
+			return run.Request{}, consts.StatusNotImplemented, &model.FieldError{Field: "mcp_settings", Message: "MCP is not available on this server"}
+		}
+		if err := h.opts.ValidateMCP(req.MCPSettings); err != nil {
+			return run.Request{}, consts.StatusUnprocessableEntity, &model.FieldError{Field: "mcp_settings", Message: err.Error()}
+		}
+		settings.MCPSettings = string(req.MCPSettings)
 	}
-	tid := strings.TrimSpace(req.ThreadID)
 	if tid == "" || tid == model.DefaultThreadID {
 		// deer-flow replaces the default thread with a fresh one: no continuity.
 		tid = uuid.NewString()
 	}
-	fb := ""
-	if req.InterruptFeedback != nil {
-		fb = strings.ToLower(strings.TrimSpace(*req.InterruptFeedback))
-	}
-	return run.Request{ThreadID: tid, Text: req.UserText(), Feedback: fb, Settings: settings}, 0, nil
+	after, _ := strconv.ParseInt(string(c.GetHeader("Last-Event-ID")), 10, 64)
+	return run.Request{ThreadID: tid, Text: req.UserText(), Feedback: fb, Settings: settings, AttachAfter: after}, 0, nil
 }
 
 func (h *Handlers) chatStream(ctx context.Context, c *app.RequestContext) {
@@ -75,77 +91,99 @@ func (h *Handlers) chatStream(ctx context.Context, c *app.RequestContext) {
 		writeFieldError(c, status, fe.Field, fe.Message)
 		return
 	}
-	// The run lives as long as the client: Hertz cancels ctx when the connection drops, and a failed write
-	// cancels it too.
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	st, err := h.runs.Start(runCtx, req)
-	switch {
-	case errors.Is(err, run.ErrBusy):
-		writeError(c, consts.StatusConflict, fmt.Sprintf("thread %s already has a run in progress; wait for it to finish", req.ThreadID))
-		return
-	case errors.Is(err, run.ErrNoPending):
-		writeError(c, consts.StatusConflict, fmt.Sprintf("thread %s has no plan review waiting; send the message without interrupt_feedback to start a new research", req.ThreadID))
-		return
-	case err != nil:
-		writeError(c, consts.StatusInternalServerError, err.Error())
+	st, err := h.runs.Start(ctx, req)
+	if err != nil {
+		h.runError(c, req.ThreadID, err)
 		return
 	}
-	c.Response.Header.Set("X-Accel-Buffering", "no")
-	c.Response.Header.Set("X-Thread-Id", req.ThreadID)
-	c.SetStatusCode(consts.StatusOK)
-	w := sse.NewWriter(c)
-	h.pump(runCtx, cancel, st, w)
+	c.Response.Header.Set("X-Thread-Id", st.ThreadID)
+	cancelOnGone := h.opts.CancelOnDisconnect && !st.Attached
+	h.stream(ctx, c, st.ThreadID, st.From, cancelOnGone)
 }
 
-// pump copies the run's events to the client until the run ends. On a write failure the run is cancelled and the
-// pump still waits for the run goroutine, so nothing outlives the request.
-func (h *Handlers) pump(ctx context.Context, cancel context.CancelFunc, st *run.Stream, w *sse.Writer) {
-	defer func() { <-st.Done() }()
-	tick := time.NewTicker(h.opts.Heartbeat)
-	defer tick.Stop()
-	writeOK := true
+// runError maps the run manager's refusals to HTTP statuses.
+func (h *Handlers) runError(c *app.RequestContext, threadID string, err error) {
+	switch {
+	case errors.Is(err, run.ErrBusy):
+		writeError(c, consts.StatusConflict, fmt.Sprintf("thread %s already has a run in progress; wait for it, attach to it with GET /api/threads/%s/stream, or cancel it", threadID, threadID))
+	case errors.Is(err, run.ErrNoPending):
+		writeError(c, consts.StatusConflict, fmt.Sprintf("thread %s has no plan review waiting; send the message without interrupt_feedback to start a new research", threadID))
+	case errors.Is(err, run.ErrNotResumable):
+		writeError(c, consts.StatusConflict, fmt.Sprintf("thread %s has no interrupted run to resume", threadID))
+	case errors.Is(err, run.ErrNotRunning):
+		writeError(c, consts.StatusConflict, fmt.Sprintf("thread %s has no run in progress", threadID))
+	case errors.Is(err, run.ErrNotFound):
+		writeError(c, consts.StatusNotFound, fmt.Sprintf("thread %s not found", threadID))
+	case errors.Is(err, run.ErrClosed):
+		writeError(c, consts.StatusServiceUnavailable, "the server is shutting down; try again in a moment")
+	default:
+		h.opts.Logger.Error("request failed", "thread_id", threadID, "err", err)
+		writeError(c, consts.StatusInternalServerError, "internal error: "+err.Error())
+	}
+}
+
+// stream writes a thread's events after seq as SSE until the run ends or pauses. Each event carries its sequence
+// number as the SSE id, so a client can reconnect with Last-Event-ID and miss nothing.
+func (h *Handlers) stream(ctx context.Context, c *app.RequestContext, threadID string, after int64, cancelOnGone bool) {
+	c.Response.Header.Set("X-Accel-Buffering", "no")
+	c.SetStatusCode(consts.StatusOK)
+	w := sse.NewWriter(c)
+	rd := h.runs.Follow(threadID, after)
 	for {
-		evs, done := st.Drain()
+		nctx, cancel := context.WithTimeout(ctx, h.opts.Heartbeat)
+		evs, done, err := rd.Next(nctx)
+		cancel()
 		for _, ev := range evs {
-			if !writeOK {
-				break
-			}
-			if err := writeEvent(w, ev); err != nil {
-				h.opts.Logger.Info("client went away", "err", err)
-				writeOK = false
-				cancel()
+			if werr := writeEvent(w, ev.Seq, ev.Event); werr != nil {
+				h.gone(threadID, cancelOnGone, werr)
+				return
 			}
 		}
-		if done {
+		switch {
+		case done:
+			return
+		case err != nil && ctx.Err() != nil:
+			h.gone(threadID, cancelOnGone, ctx.Err())
+			return
+		case err != nil && errors.Is(err, context.DeadlineExceeded):
+			if werr := w.WriteKeepAlive(); werr != nil {
+				h.gone(threadID, cancelOnGone, werr)
+				return
+			}
+		case err != nil:
+			h.opts.Logger.Error("read events", "thread_id", threadID, "err", err)
+			if werr := writeEvent(w, 0, model.Event{Type: model.EventError, Data: model.EventData{ThreadID: threadID, Error: "could not read the run's events: " + err.Error()}}); werr != nil {
+				h.gone(threadID, cancelOnGone, werr)
+			}
 			return
 		}
-		select {
-		case <-st.Wake():
-		case <-tick.C:
-			if writeOK {
-				if err := w.WriteKeepAlive(); err != nil {
-					writeOK = false
-					cancel()
-				}
-			}
-		case <-ctx.Done():
-			// Keep draining until the run notices the cancellation and closes its stream.
-			writeOK = false
-			<-st.Done()
+	}
+}
+
+// gone handles a client that went away: the run goes on (it can be re-attached) unless the operator asked for
+// runs to stop with their client.
+func (h *Handlers) gone(threadID string, cancelRun bool, cause error) {
+	h.opts.Logger.Info("client went away", "thread_id", threadID, "err", cause)
+	if cancelRun {
+		if err := h.runs.Cancel(threadID); err != nil && !errors.Is(err, run.ErrNotRunning) {
+			h.opts.Logger.Warn("cancel run", "thread_id", threadID, "err", err)
 		}
 	}
 }
 
 // writeEvent writes one event as `event: NAME\ndata: JSON\n\n`, JSON on one line with non-ASCII unescaped.
-func writeEvent(w *sse.Writer, ev model.Event) error {
+func writeEvent(w *sse.Writer, seq int64, ev model.Event) error {
+	id := ""
+	if seq > 0 {
+		id = strconv.FormatInt(seq, 10)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(ev.Data); err != nil {
-		return w.WriteEvent("", model.EventError, []byte(`{"error":"Serialization failed"}`))
+		return w.WriteEvent(id, model.EventError, []byte(`{"error":"Serialization failed"}`))
 	}
-	return w.WriteEvent("", ev.Type, bytes.TrimRight(buf.Bytes(), "\n"))
+	return w.WriteEvent(id, ev.Type, bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 // kindName describes a Go type in JSON terms for error messages.

@@ -24,7 +24,23 @@ type Options struct {
 	// Models lists the configured model name per role for GET /api/config.
 	Models    map[string][]string
 	Heartbeat time.Duration // SSE keep-alive comment interval; default 15s
-	Logger    *slog.Logger
+	// ValidateMCP checks a request's mcp_settings against the operator's policy.
+	ValidateMCP func(raw json.RawMessage) error
+	// Status adds service status (e.g. MCP servers) to GET /api/config.
+	Status func() map[string]any
+	// CancelOnDisconnect stops a run when the client that started it goes away (default: the run goes on and
+	// can be re-attached).
+	CancelOnDisconnect bool
+	Logger             *slog.Logger
+
+	// LLM serves /api/prompt/enhance, /api/prose/generate and the use_llm part of /api/report/evaluate with its
+	// "basic" model; nil answers those with 503 (evaluation falls back to the metrics).
+	LLM ChatModels
+	// EnableMCPServerConfiguration opens POST /api/mcp/server/metadata (ENABLE_MCP_SERVER_CONFIGURATION); off
+	// answers 403 as deer-flow does.
+	EnableMCPServerConfiguration bool
+	// MCPMetadata lists an MCP server's tools for that endpoint; nil answers 501.
+	MCPMetadata MCPMetadataFunc
 }
 
 // Handlers holds the endpoints' dependencies.
@@ -54,6 +70,14 @@ func (h *Handlers) Register(s *server.Hertz) {
 	api := s.Group("/api")
 	api.POST("/chat/stream", h.chatStream)
 	api.GET("/config", h.config)
+	h.registerCompat(api)
+	h.registerWeb(s)
+	api.GET("/threads", h.listThreads)
+	api.GET("/threads/:id", h.getThread)
+	api.DELETE("/threads/:id", h.deleteThread)
+	api.GET("/threads/:id/report.md", h.threadReport)
+	api.GET("/threads/:id/stream", h.threadStream)
+	api.POST("/threads/:id/cancel", h.cancelThread)
 	s.NoRoute(func(ctx context.Context, c *app.RequestContext) {
 		writeError(c, consts.StatusNotFound, "no route for "+string(c.Method())+" "+string(c.Path()))
 	})
@@ -72,7 +96,13 @@ func (h *Handlers) config(_ context.Context, c *app.RequestContext) {
 	if models == nil {
 		models = map[string][]string{}
 	}
-	c.JSON(consts.StatusOK, map[string]any{"rag": map[string]any{"provider": nil}, "models": models})
+	out := map[string]any{"rag": map[string]any{"provider": nil}, "models": models}
+	if h.opts.Status != nil {
+		for k, v := range h.opts.Status() {
+			out[k] = v
+		}
+	}
+	c.JSON(consts.StatusOK, out)
 }
 
 // errorBody is every JSON error: `detail` is what deer-flow's web client shows; `error` repeats it for curl users.

@@ -110,6 +110,10 @@ type Settings struct {
 	MaxClarificationRounds        int
 	ReportStyle                   string
 	Locale                        string
+	// InterruptBeforeTools lists tool names whose calls wait for the user's approval.
+	InterruptBeforeTools []string
+	// MCPSettings are the MCP servers the request named (deer-flow's mcp_settings), when the operator allows it.
+	MCPSettings string
 }
 
 // Defaults are the server-side values used for absent request fields.
@@ -117,6 +121,8 @@ type Defaults struct {
 	MaxPlanIterations int
 	MaxStepNum        int
 	MaxSearchResults  int
+	// InterruptBeforeTools are tools that always need approval (operator setting); requests can add more.
+	InterruptBeforeTools []string
 }
 
 // Hard upper bounds, so that one request cannot ask for an unbounded amount of work.
@@ -150,27 +156,45 @@ func (r *ChatRequest) UserText() string {
 
 // Validate checks the request and resolves its settings. The returned error is a *FieldError.
 func (r *ChatRequest) Validate(d Defaults) (Settings, error) {
-	var s Settings
+	if err := r.validateMessages(); err != nil {
+		return Settings{}, err
+	}
+	return r.ValidateSettings(d)
+}
+
+func (r *ChatRequest) validateMessages() error {
 	if len(r.Messages) == 0 {
-		return s, &FieldError{"messages", "at least one message is required"}
+		return &FieldError{"messages", "at least one message is required"}
 	}
 	hasText := false
 	for i, m := range r.Messages {
 		switch m.Role {
 		case "user", "assistant", "system":
 		default:
-			return s, &FieldError{fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q (want user, assistant or system)", m.Role)}
+			return &FieldError{fmt.Sprintf("messages[%d].role", i), fmt.Sprintf("unknown role %q (want user, assistant or system)", m.Role)}
 		}
 		txt, err := m.Text()
 		if err != nil {
-			return s, &FieldError{fmt.Sprintf("messages[%d].content", i), err.Error()}
+			return &FieldError{fmt.Sprintf("messages[%d].content", i), err.Error()}
 		}
 		if m.Role == "user" && strings.TrimSpace(txt) != "" {
 			hasText = true
 		}
 	}
 	if !hasText {
-		return s, &FieldError{"messages", "a user message with non-empty content is required"}
+		return &FieldError{"messages", "a user message with non-empty content is required"}
+	}
+	return nil
+}
+
+// ValidateSettings checks everything but the messages (for requests that attach to or resume a run) and resolves
+// the settings.
+func (r *ChatRequest) ValidateSettings(d Defaults) (Settings, error) {
+	var s Settings
+	for i, m := range r.Messages {
+		if _, err := m.Text(); err != nil {
+			return s, &FieldError{fmt.Sprintf("messages[%d].content", i), err.Error()}
+		}
 	}
 	if len(r.ThreadID) > 128 {
 		return s, &FieldError{"thread_id", "must be at most 128 characters"}
@@ -234,11 +258,17 @@ func (r *ChatRequest) Validate(d Defaults) (Settings, error) {
 		}
 		s.ReportStyle = style
 	}
+	for i, name := range r.InterruptBeforeTools {
+		if strings.TrimSpace(name) == "" || len(name) > 128 {
+			return s, &FieldError{fmt.Sprintf("interrupt_before_tools[%d]", i), "must be a tool name"}
+		}
+	}
+	s.InterruptBeforeTools = append(append([]string(nil), d.InterruptBeforeTools...), r.InterruptBeforeTools...)
 	if r.InterruptFeedback != nil {
 		switch strings.ToLower(strings.TrimSpace(*r.InterruptFeedback)) {
 		case "", "accepted", "edit_plan", "approved", "rejected", "resume":
 		default:
-			return s, &FieldError{"interrupt_feedback", fmt.Sprintf("unknown value %q (want accepted or edit_plan)", *r.InterruptFeedback)}
+			return s, &FieldError{"interrupt_feedback", fmt.Sprintf("unknown value %q (want accepted, edit_plan, approved, rejected or resume)", *r.InterruptFeedback)}
 		}
 	}
 	return s, nil

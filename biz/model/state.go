@@ -86,6 +86,8 @@ type State struct {
 	FinalReport string
 	// Outcome says how the last run ended: "answered", "clarifying", "reported", "failed".
 	Outcome string
+	// Next is the agent that runs next. Saved with every snapshot, it is where a run cut off by a restart resumes.
+	Next string
 	// Err is the error that ended the run, for the run manager to report.
 	Err string
 }
@@ -96,6 +98,7 @@ func (s *State) Clone() *State {
 		return nil
 	}
 	c := *s
+	c.Settings.InterruptBeforeTools = append([]string(nil), s.Settings.InterruptBeforeTools...)
 	c.Messages = append([]Message(nil), s.Messages...)
 	c.ClarificationHistory = append([]string(nil), s.ClarificationHistory...)
 	c.Citations = append([]Citation(nil), s.Citations...)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -19,12 +20,85 @@ import (
 
 func checkPlatform() error { return nil }
 
+// spawnPlans lists the ways to start a child, most isolated first.
+//
+// RLIMIT_NPROC is never enforced for uid 0, not even for uid 0 inside a user
+// namespace mapped from root (the kernel exempts the root user itself), so a
+// root server must run the child under another uid for the limit to hold.
+// In a fresh user namespace the kernel counts the limit per namespace, which
+// makes it per execution instead of shared by everything that uid runs.
+func spawnPlans(sandboxUID, sandboxGID int) []spawnPlan {
+	uid, gid := os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		return []spawnPlan{
+			{
+				name: "userns+netns as uid " + strconv.Itoa(sandboxUID), newNamespaces: true,
+				uid: sandboxUID, gid: sandboxGID, clearGroups: true, nprocEnforced: true,
+				notes: fmt.Sprintf("own user and network namespace; runs as uid %d/gid %d with no supplementary groups, "+
+					"so it can only read world-readable files; process limit counted per execution", sandboxUID, sandboxGID),
+			},
+			{
+				name: "userns+netns as root", newNamespaces: true, uid: 0, gid: 0, clearGroups: true,
+				notes: "own user and network namespace, but still uid 0 (root's files are readable) and the process " +
+					"limit is not enforced for root; only the timeout stops a fork bomb",
+			},
+			{
+				name: "uid " + strconv.Itoa(sandboxUID), uid: sandboxUID, gid: sandboxGID, clearGroups: true, nprocEnforced: true,
+				notes: fmt.Sprintf("no namespaces (network is NOT isolated); runs as uid %d/gid %d; the process limit "+
+					"counts every process of that uid, concurrent executions included", sandboxUID, sandboxGID),
+			},
+			{
+				name: "plain root", uid: -1, gid: -1,
+				notes: "no namespaces (network is NOT isolated); runs as root, so the process limit is not enforced " +
+					"and root's files are readable",
+			},
+		}
+	}
+	return []spawnPlan{
+		{
+			name: "userns+netns", newNamespaces: true, uid: uid, gid: gid, nprocEnforced: true,
+			notes: fmt.Sprintf("own user and network namespace as uid %d; process limit counted per execution", uid),
+		},
+		{
+			name: "plain", uid: -1, gid: -1, nprocEnforced: true,
+			notes: fmt.Sprintf("no namespaces (network is NOT isolated); the process limit counts every process "+
+				"and thread of uid %d, the server's own included", uid),
+		},
+	}
+}
+
+// sysProcAttr builds the clone settings for plan. The child leads a new
+// process group either way so the whole tree can be killed at once.
+func (p spawnPlan) sysProcAttr() *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if p.uid < 0 {
+		return attr
+	}
+	attr.Credential = &syscall.Credential{Uid: uint32(p.uid), Gid: uint32(p.gid)}
+	if p.clearGroups {
+		attr.Credential.Groups = []uint32{}
+	} else {
+		// Unprivileged user namespaces forbid setgroups.
+		attr.Credential.NoSetGroups = true
+	}
+	if !p.newNamespaces {
+		return attr
+	}
+	attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET
+	// Identity maps: ids mean the same inside and out, and the mapping is
+	// one an unprivileged server may write for its own ids.
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: p.uid, HostID: p.uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: p.gid, HostID: p.gid, Size: 1}}
+	attr.GidMappingsEnableSetgroups = p.clearGroups
+	return attr
+}
+
 // runGroup runs argv as the leader of a new process group and waits for it.
 // On ctx expiry the whole group is SIGKILLed. When the leader exits on its own
 // the group is SIGKILLed too, before the leader is reaped: while it is a
 // zombie its pid cannot be reused, so the kill can only hit its own leftovers
 // (e.g. a backgrounded subprocess).
-func runGroup(ctx context.Context, argv []string, dir string, env []string, stdout, stderr io.Writer) (*os.ProcessState, error) {
+func runGroup(ctx context.Context, argv []string, dir string, env []string, plan spawnPlan, stdout, stderr io.Writer) (*os.ProcessState, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
@@ -45,7 +119,7 @@ func runGroup(ctx context.Context, argv []string, dir string, env []string, stdo
 	// as soon as the process does, whatever still holds the pipes.
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = plan.sysProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 
 	startErr := cmd.Start()

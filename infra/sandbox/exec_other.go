@@ -13,6 +13,8 @@ var errUnsupported = errors.New("python execution is only supported on linux")
 
 func checkPlatform() error { return errUnsupported }
 
-func runGroup(context.Context, []string, string, []string, io.Writer, io.Writer) (*os.ProcessState, error) {
+func spawnPlans(int, int) []spawnPlan { return nil }
+
+func runGroup(context.Context, []string, string, []string, spawnPlan, io.Writer, io.Writer) (*os.ProcessState, error) {
 	return nil, errUnsupported
 }

@@ -20,6 +20,11 @@ const (
 	DefaultPython         = "python3"
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxOutputBytes = 64 << 10
+	DefaultMaxMemoryBytes = 512 << 20 // RLIMIT_AS
+	DefaultMaxProcesses   = 64        // RLIMIT_NPROC, threads included
+	// DefaultSandboxID is the uid and gid ("nobody"/"nogroup") children run
+	// as when the server itself runs as root.
+	DefaultSandboxID = 65534
 )
 
 const (
@@ -46,6 +51,37 @@ type Options struct {
 	Timeout        time.Duration // wall clock per execution, default 30s
 	MaxOutputBytes int           // cap on captured stdout+stderr, default 64 KiB
 	WorkDir        string        // parent dir for per-execution temp dirs, default os.TempDir()
+	// MaxMemoryBytes caps the address space (RLIMIT_AS); default 512 MiB,
+	// negative for no limit. Libraries that reserve large virtual mappings
+	// (some BLAS builds) may need more.
+	MaxMemoryBytes int64
+	// MaxProcesses caps processes and threads (RLIMIT_NPROC); default 64,
+	// negative for no limit. See Isolation for when the kernel enforces it.
+	MaxProcesses int
+	// SandboxUID and SandboxGID are the ids children run as when the server
+	// runs as root; default 65534. Ignored for a non-root server, whose
+	// children keep its ids.
+	SandboxUID int
+	SandboxGID int
+}
+
+// Isolation reports which protections the runner actually applies on this
+// host, as determined by probing at New.
+type Isolation struct {
+	// Network: the child has its own network namespace with no usable
+	// interface, so it cannot reach the host, the LAN or the internet.
+	Network bool
+	// Memory: RLIMIT_AS bounds the address space.
+	Memory bool
+	// Processes: RLIMIT_NPROC is in force for the child. The kernel ignores
+	// it for root, so this needs the child to run under a non-root uid.
+	Processes bool
+	// CPU: RLIMIT_CPU bounds CPU seconds (besides the wall-clock timeout).
+	CPU bool
+	// FileSize: RLIMIT_FSIZE bounds the size of written files.
+	FileSize bool
+	// Notes explains the set-up and any protection that is missing.
+	Notes string
 }
 
 // Result describes one execution.
@@ -67,6 +103,33 @@ type Runner struct {
 	timeout   time.Duration
 	maxOutput int
 	workDir   string
+	maxMemory int64 // 0 means no RLIMIT_AS
+	maxProcs  int   // 0 means no RLIMIT_NPROC
+	plan      spawnPlan
+	isolation Isolation
+}
+
+// spawnPlan says how a child is started: in fresh user and network
+// namespaces or not, and under which ids. Plans are tried in order at New
+// and the first one that runs the interpreter is kept.
+type spawnPlan struct {
+	name string
+	// newNamespaces runs the child in a new user and network namespace.
+	newNamespaces bool
+	// uid and gid are the child's ids; -1 keeps the server's. Inside a new
+	// user namespace they are mapped to themselves.
+	uid, gid int
+	// clearGroups drops supplementary groups (possible only as root).
+	clearGroups bool
+	// nprocEnforced is whether the kernel applies RLIMIT_NPROC to the child.
+	nprocEnforced bool
+	notes         string
+}
+
+// switchesUser reports whether the child runs under ids other than the
+// server's, in which case its directory must be handed over to it.
+func (p spawnPlan) switchesUser() bool {
+	return p.uid >= 0 && p.uid != os.Geteuid()
 }
 
 // New validates opts and, when enabled, locates the interpreter.
@@ -76,6 +139,9 @@ func New(opts Options) (*Runner, error) {
 		timeout:   opts.Timeout,
 		maxOutput: opts.MaxOutputBytes,
 		workDir:   opts.WorkDir,
+		maxMemory: opts.MaxMemoryBytes,
+		maxProcs:  opts.MaxProcesses,
+		plan:      spawnPlan{name: "plain", uid: -1, gid: -1},
 	}
 	if r.timeout <= 0 {
 		r.timeout = DefaultTimeout
@@ -86,7 +152,20 @@ func New(opts Options) (*Runner, error) {
 	if r.workDir == "" {
 		r.workDir = os.TempDir()
 	}
+	switch {
+	case r.maxMemory == 0:
+		r.maxMemory = DefaultMaxMemoryBytes
+	case r.maxMemory < 0:
+		r.maxMemory = 0
+	}
+	switch {
+	case r.maxProcs == 0:
+		r.maxProcs = DefaultMaxProcesses
+	case r.maxProcs < 0:
+		r.maxProcs = 0
+	}
 	if !r.enabled {
+		r.isolation.Notes = "python execution is disabled"
 		return r, nil
 	}
 	if err := checkPlatform(); err != nil {
@@ -116,8 +195,101 @@ func New(opts Options) (*Runner, error) {
 	} else {
 		slog.Warn("prlimit not found, applying rlimits through sh ulimit", "err", err)
 	}
+	if err := r.choosePlan(opts); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
+
+// probeCode reports the ids the child really runs under.
+const probeCode = "import os\nprint(os.getuid(), os.getgid())"
+
+// choosePlan tries the spawn plans from most to least isolated and keeps the
+// first under which the interpreter starts, as the expected user, in a
+// directory like the ones Run uses. Namespaces may be disabled by the kernel
+// or a container's seccomp profile, and an unprivileged uid may be unable to
+// read an interpreter installed under root's home; both only show up by
+// trying.
+func (r *Runner) choosePlan(opts Options) error {
+	uid, gid := opts.SandboxUID, opts.SandboxGID
+	if uid <= 0 {
+		uid = DefaultSandboxID
+	}
+	if gid <= 0 {
+		gid = DefaultSandboxID
+	}
+	plans := spawnPlans(uid, gid)
+	var errs []error
+	for i, plan := range plans {
+		err := r.probePlan(plan)
+		if err == nil {
+			r.plan = plan
+			r.isolation = r.describe(plan, errs)
+			log := slog.Info
+			if i > 0 {
+				log = slog.Warn
+			}
+			log("python sandbox ready", "plan", plan.name, "network_isolated", r.isolation.Network,
+				"process_limit", r.isolation.Processes, "notes", r.isolation.Notes)
+			return nil
+		}
+		slog.Debug("python sandbox plan unavailable", "plan", plan.name, "err", err)
+		errs = append(errs, fmt.Errorf("%s: %w", plan.name, err))
+	}
+	return fmt.Errorf("python sandbox: interpreter %q cannot run: %w", r.python, errors.Join(errs...))
+}
+
+func (r *Runner) probePlan(plan spawnPlan) error {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	probe := *r
+	probe.plan = plan
+	res, err := probe.Run(ctx, probeCode)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("exit status %d: %s", res.ExitCode, strings.TrimSpace(res.Stderr))
+	}
+	wantUID, wantGID := plan.uid, plan.gid
+	if wantUID < 0 {
+		wantUID = os.Geteuid()
+	}
+	if wantGID < 0 {
+		wantGID = os.Getegid()
+	}
+	if got, want := strings.TrimSpace(res.Stdout), fmt.Sprintf("%d %d", wantUID, wantGID); got != want {
+		return fmt.Errorf("child reports ids %q, want %q", got, want)
+	}
+	return nil
+}
+
+// describe turns the chosen plan into the Isolation report; skipped lists
+// why better plans were not usable.
+func (r *Runner) describe(plan spawnPlan, skipped []error) Isolation {
+	iso := Isolation{
+		Network:   plan.newNamespaces,
+		Memory:    r.maxMemory > 0,
+		Processes: r.maxProcs > 0 && plan.nprocEnforced,
+		CPU:       true,
+		FileSize:  true,
+	}
+	notes := []string{plan.notes}
+	if r.maxMemory <= 0 {
+		notes = append(notes, "no memory limit configured")
+	}
+	if r.maxProcs <= 0 {
+		notes = append(notes, "no process limit configured")
+	}
+	for _, err := range skipped {
+		notes = append(notes, "unavailable: "+err.Error())
+	}
+	iso.Notes = strings.Join(notes, "; ")
+	return iso
+}
+
+// Isolation reports the protections applied to every execution.
+func (r *Runner) Isolation() Isolation { return r.isolation }
 
 // resolveInterpreter asks the interpreter for its real executable. Version
 // managers such as pyenv install shell shims that need the server's
@@ -166,6 +338,15 @@ func (r *Runner) Run(ctx context.Context, code string) (*Result, error) {
 	if err := os.WriteFile(script, []byte(code), 0o600); err != nil {
 		return nil, fmt.Errorf("write script: %w", err)
 	}
+	if r.plan.switchesUser() {
+		// The child runs as another user; it gets the directory, nothing
+		// else of ours. The server (root) can still remove it afterwards.
+		for _, p := range []string{dir, script} {
+			if err := os.Lchown(p, r.plan.uid, r.plan.gid); err != nil {
+				return nil, fmt.Errorf("hand sandbox dir to uid %d: %w", r.plan.uid, err)
+			}
+		}
+	}
 
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
@@ -173,7 +354,7 @@ func (r *Runner) Run(ctx context.Context, code string) (*Result, error) {
 	stdout := newCapBuffer(r.maxOutput)
 	stderr := newCapBuffer(r.maxOutput)
 	start := time.Now()
-	state, err := runGroup(runCtx, argv, dir, r.env(dir), stdout, stderr)
+	state, err := runGroup(runCtx, argv, dir, r.env(dir), r.plan, stdout, stderr)
 	res := &Result{Duration: time.Since(start), ExitCode: -1}
 	if state != nil {
 		res.ExitCode = state.ExitCode()
@@ -202,17 +383,31 @@ func (r *Runner) command(script string) []string {
 	cpu := int64(r.timeout.Seconds()+0.999) + 1
 	py := []string{r.python, "-I", "-B", "-X", "utf8", script}
 	if r.prlimit != "" {
-		return append([]string{r.prlimit,
+		args := []string{r.prlimit,
 			"--cpu=" + strconv.FormatInt(cpu, 10) + ":" + strconv.FormatInt(cpu+1, 10),
 			"--fsize=" + strconv.Itoa(fileSizeLimit),
 			"--nofile=" + strconv.Itoa(openFileLimit),
 			"--core=0",
-			"--"}, py...)
+		}
+		// Soft and hard limits alike, so the code cannot raise them back.
+		if r.maxMemory > 0 {
+			args = append(args, "--as="+strconv.FormatInt(r.maxMemory, 10))
+		}
+		if r.maxProcs > 0 {
+			args = append(args, "--nproc="+strconv.Itoa(r.maxProcs))
+		}
+		return append(append(args, "--"), py...)
 	}
-	// POSIX ulimit -f counts 512-byte blocks.
-	limits := fmt.Sprintf("ulimit -t %d && ulimit -f %d && ulimit -n %d && ulimit -c 0 && exec \"$@\"",
-		cpu, fileSizeLimit/512, openFileLimit)
-	return append([]string{"/bin/sh", "-c", limits, "sh"}, py...)
+	// POSIX ulimit -f counts 512-byte blocks; -v counts KiB. The process
+	// limit is -u in bash and -p in dash and busybox.
+	limits := fmt.Sprintf("ulimit -t %d && ulimit -f %d && ulimit -n %d && ulimit -c 0", cpu, fileSizeLimit/512, openFileLimit)
+	if r.maxMemory > 0 {
+		limits += fmt.Sprintf(" && ulimit -v %d", r.maxMemory/1024)
+	}
+	if r.maxProcs > 0 {
+		limits += fmt.Sprintf(" && { ulimit -u %d 2>/dev/null || ulimit -p %d; }", r.maxProcs, r.maxProcs)
+	}
+	return append([]string{"/bin/sh", "-c", limits + " && exec \"$@\"", "sh"}, py...)
 }
 
 // env is the complete child environment. The PYTHON* entries are inert under

@@ -417,12 +417,12 @@ func TestRunLimits(t *testing.T) {
 			})
 		}
 		t.Run(wname+"/within limits", func(t *testing.T) {
-			res, err := r.Run(context.Background(), "import resource\nprint(resource.getrlimit(resource.RLIMIT_NOFILE)[0], resource.getrlimit(resource.RLIMIT_CPU)[0])")
+			res, err := r.Run(context.Background(), "import resource as r\nprint(*(r.getrlimit(x)[0] for x in (r.RLIMIT_NOFILE, r.RLIMIT_CPU, r.RLIMIT_AS, r.RLIMIT_NPROC)))")
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
 			// CPU soft limit: whole seconds of the timeout plus one.
-			want := fmt.Sprintf("64 %d", int(r.timeout/time.Second)+1)
+			want := fmt.Sprintf("64 %d %d %d", int(r.timeout/time.Second)+1, DefaultMaxMemoryBytes, DefaultMaxProcesses)
 			if got := strings.TrimSpace(res.Stdout); got != want {
 				t.Errorf("limits = %q, want %q (stderr %q)", got, want, res.Stderr)
 			}
@@ -436,8 +436,11 @@ func withoutPrlimit(r *Runner) *Runner {
 	return &c
 }
 
+// BenchmarkRunHello measures a run without namespaces, the baseline for
+// BenchmarkRunHelloIsolated.
 func BenchmarkRunHello(b *testing.B) {
 	r := newTestRunner(b, Options{})
+	r.plan = spawnPlan{name: "plain", uid: -1, gid: -1}
 	ctx := context.Background()
 	for b.Loop() {
 		res, err := r.Run(ctx, "print('hello')")

@@ -21,6 +21,14 @@ func fastRetry(t *testing.T, e Engine) Engine {
 		v.req.backoff = time.Millisecond
 	case *DuckDuckGo:
 		v.req.backoff = time.Millisecond
+	case *Brave:
+		v.req.backoff = time.Millisecond
+	case *Wikipedia:
+		v.req.backoff = time.Millisecond
+	case *Arxiv:
+		v.req.backoff = time.Millisecond
+	case *Jina:
+		v.req.backoff = time.Millisecond
 	default:
 		t.Fatalf("unexpected engine type %T", e)
 	}
@@ -32,21 +40,32 @@ const testKey = "tvly-test-secret-key"
 // engineOptions returns options pointing every engine at the fake.
 func engineOptions(fake *testkit.Search, engine string) Options {
 	return Options{
-		Engine:        engine,
-		TavilyAPIKey:  testKey,
-		TavilyBaseURL: fake.URL,
-		SearxHost:     fake.URL + "/",
-		DDGBaseURL:    fake.URL,
-		Timeout:       5 * time.Second,
+		Engine:           engine,
+		TavilyAPIKey:     testKey,
+		TavilyBaseURL:    fake.URL,
+		SearxHost:        fake.URL + "/",
+		DDGBaseURL:       fake.URL,
+		BraveAPIKey:      testKey,
+		BraveBaseURL:     fake.URL,
+		WikipediaBaseURL: fake.URL,
+		ArxivBaseURL:     fake.URL,
+		JinaAPIKey:       testKey,
+		JinaBaseURL:      fake.JinaURL(),
+		Timeout:          5 * time.Second,
 	}
 }
 
-var allEngines = []string{EngineTavily, EngineSearXNG, EngineDuckDuckGo}
+// allEngines are the engines that return the fake's URLs verbatim.
+// Wikipedia builds article links from titles and is tested on its own.
+var allEngines = []string{EngineTavily, EngineSearXNG, EngineDuckDuckGo, EngineBrave, EngineArxiv, EngineJina}
+
+// everyEngine is every engine New knows.
+var everyEngine = append(append([]string(nil), allEngines...), EngineWikipedia)
 
 func TestEnginesAgainstFake(t *testing.T) {
 	for _, name := range allEngines {
 		t.Run(name, func(t *testing.T) {
-			fake := testkit.NewSearch(t)
+			fake := testkit.NewSearchAll(t)
 			fake.RequireKey(testKey)
 			fake.Add("golang", testkit.SearchHit{Title: " The Go Programming Language ", URL: "https://go.dev/", Content: "Build simple, secure golang software."},
 				testkit.SearchHit{Title: "Go duplicate", URL: "https://GO.dev#top", Content: "same page"},
@@ -122,10 +141,10 @@ func TestEngineRetries(t *testing.T) {
 		{name: "4xx is not retried", failures: 1, status: http.StatusTooManyRequests, wantErr: true, wantStatus: http.StatusTooManyRequests, wantQueries: 1},
 		{name: "dropped connection is retried", failures: 1, status: 0, wantQueries: 2},
 	}
-	for _, name := range allEngines {
+	for _, name := range everyEngine {
 		for _, tc := range tests {
 			t.Run(name+"/"+tc.name, func(t *testing.T) {
-				fake := testkit.NewSearch(t)
+				fake := testkit.NewSearchAll(t)
 				e, err := New(engineOptions(fake, name))
 				if err != nil {
 					t.Fatalf("New: %v", err)
@@ -161,7 +180,7 @@ func TestEngineRetries(t *testing.T) {
 }
 
 func TestTavilyErrorsNeverLeakKey(t *testing.T) {
-	fake := testkit.NewSearch(t)
+	fake := testkit.NewSearchAll(t)
 	fake.RequireKey("some-other-key")
 	e, err := New(engineOptions(fake, EngineTavily))
 	if err != nil {
@@ -189,7 +208,7 @@ func TestTavilyErrorsNeverLeakKey(t *testing.T) {
 }
 
 func TestSearchHonoursContext(t *testing.T) {
-	fake := testkit.NewSearch(t)
+	fake := testkit.NewSearchAll(t)
 	fake.FailNext(5, http.StatusInternalServerError)
 	e, err := New(engineOptions(fake, EngineSearXNG))
 	if err != nil {
@@ -223,6 +242,15 @@ func TestNew(t *testing.T) {
 		{name: "searxng relative host", opts: Options{Engine: "searxng", SearxHost: "localhost:8080"}, wantErr: ErrInvalidURL},
 		{name: "searxng", opts: Options{Engine: " SearXNG ", SearxHost: "http://127.0.0.1:8888"}, wantType: EngineSearXNG},
 		{name: "duckduckgo default base", opts: Options{Engine: "duckduckgo"}, wantType: EngineDuckDuckGo},
+		{name: "brave without key", opts: Options{Engine: "brave"}, wantErr: ErrMissingAPIKey},
+		{name: "brave bad url", opts: Options{Engine: "brave", BraveAPIKey: "k", BraveBaseURL: "not a url"}, wantErr: ErrInvalidURL},
+		{name: "brave", opts: Options{Engine: "Brave", BraveAPIKey: "k"}, wantType: EngineBrave},
+		{name: "wikipedia default base", opts: Options{Engine: "wikipedia"}, wantType: EngineWikipedia},
+		{name: "wikipedia bad url", opts: Options{Engine: "wikipedia", WikipediaBaseURL: "javascript:alert(1)"}, wantErr: ErrInvalidURL},
+		{name: "arxiv default base", opts: Options{Engine: "arxiv"}, wantType: EngineArxiv},
+		{name: "arxiv bad url", opts: Options{Engine: "arxiv", ArxivBaseURL: "//no-scheme"}, wantErr: ErrInvalidURL},
+		{name: "jina without key", opts: Options{Engine: "jina"}, wantErr: ErrMissingAPIKey},
+		{name: "jina", opts: Options{Engine: "jina", JinaAPIKey: "jina_k"}, wantType: EngineJina},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

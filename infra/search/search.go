@@ -1,5 +1,6 @@
-// Package search talks to web search backends (Tavily, SearXNG, DuckDuckGo)
-// and exposes them to agents as the web_search tool.
+// Package search talks to web search backends (Tavily, SearXNG, DuckDuckGo,
+// Brave, Wikipedia, arXiv and Jina) and exposes them to agents as the
+// web_search tool.
 package search
 
 import (
@@ -22,6 +23,10 @@ const (
 	EngineTavily     = "tavily"
 	EngineSearXNG    = "searxng"
 	EngineDuckDuckGo = "duckduckgo"
+	EngineBrave      = "brave"
+	EngineWikipedia  = "wikipedia"
+	EngineArxiv      = "arxiv"
+	EngineJina       = "jina"
 )
 
 // Result is one search hit. Pages use Title/URL/Content/Score, images use
@@ -50,17 +55,27 @@ var (
 	ErrMissingHost   = errors.New("missing host")
 	ErrInvalidURL    = errors.New("invalid base URL")
 	ErrEmptyQuery    = errors.New("empty search query")
+	// ErrBackend marks errors a backend reports inside a successful HTTP
+	// response (MediaWiki error objects, arXiv error entries, Jina codes).
+	ErrBackend = errors.New("search backend error")
 )
 
 // Options selects and configures an engine from application settings.
 type Options struct {
-	// Engine is one of "tavily", "searxng" or "duckduckgo"; empty means tavily,
-	// the same default as deer-flow.
-	Engine        string
-	TavilyAPIKey  string
-	TavilyBaseURL string
-	SearxHost     string
-	DDGBaseURL    string
+	// Engine is one of "tavily", "searxng", "duckduckgo", "brave",
+	// "wikipedia", "arxiv" or "jina"; empty means tavily, the same default
+	// as deer-flow.
+	Engine           string
+	TavilyAPIKey     string
+	TavilyBaseURL    string
+	SearxHost        string
+	DDGBaseURL       string
+	BraveAPIKey      string // BRAVE_SEARCH_API_KEY
+	BraveBaseURL     string
+	WikipediaBaseURL string
+	ArxivBaseURL     string
+	JinaAPIKey       string // JINA_API_KEY
+	JinaBaseURL      string
 	// HTTPClient is shared by the engine; nil builds one with Timeout.
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP attempt; zero means 20s.
@@ -70,6 +85,9 @@ type Options struct {
 	IncludeDomains []string
 	ExcludeDomains []string
 	DisableImages  bool
+	// IncludeRawContent asks Tavily for the page text, used as the result
+	// content when the snippet is empty.
+	IncludeRawContent bool
 }
 
 // New builds the engine selected by opts.Engine.
@@ -78,13 +96,14 @@ func New(opts Options) (Engine, error) {
 	switch name {
 	case "", EngineTavily:
 		return NewTavily(TavilyConfig{
-			APIKey:         opts.TavilyAPIKey,
-			BaseURL:        opts.TavilyBaseURL,
-			IncludeImages:  !opts.DisableImages,
-			IncludeDomains: opts.IncludeDomains,
-			ExcludeDomains: opts.ExcludeDomains,
-			HTTPClient:     opts.HTTPClient,
-			Timeout:        opts.Timeout,
+			APIKey:            opts.TavilyAPIKey,
+			BaseURL:           opts.TavilyBaseURL,
+			IncludeImages:     !opts.DisableImages,
+			IncludeRawContent: opts.IncludeRawContent,
+			IncludeDomains:    opts.IncludeDomains,
+			ExcludeDomains:    opts.ExcludeDomains,
+			HTTPClient:        opts.HTTPClient,
+			Timeout:           opts.Timeout,
 		})
 	case EngineSearXNG:
 		return NewSearXNG(SearXNGConfig{
@@ -98,10 +117,40 @@ func New(opts Options) (Engine, error) {
 			HTTPClient: opts.HTTPClient,
 			Timeout:    opts.Timeout,
 		})
+	case EngineBrave:
+		return NewBrave(BraveConfig{
+			APIKey:     opts.BraveAPIKey,
+			BaseURL:    opts.BraveBaseURL,
+			HTTPClient: opts.HTTPClient,
+			Timeout:    opts.Timeout,
+		})
+	case EngineWikipedia:
+		return NewWikipedia(WikipediaConfig{
+			BaseURL:    opts.WikipediaBaseURL,
+			HTTPClient: opts.HTTPClient,
+			Timeout:    opts.Timeout,
+		})
+	case EngineArxiv:
+		return NewArxiv(ArxivConfig{
+			BaseURL:    opts.ArxivBaseURL,
+			HTTPClient: opts.HTTPClient,
+			Timeout:    opts.Timeout,
+		})
+	case EngineJina:
+		return NewJina(JinaConfig{
+			APIKey:     opts.JinaAPIKey,
+			BaseURL:    opts.JinaBaseURL,
+			HTTPClient: opts.HTTPClient,
+			Timeout:    opts.Timeout,
+		})
 	default:
-		return nil, fmt.Errorf("%w %q (want %s, %s or %s)", ErrUnknownEngine, opts.Engine,
-			EngineTavily, EngineSearXNG, EngineDuckDuckGo)
+		return nil, fmt.Errorf("%w %q (want one of %s)", ErrUnknownEngine, opts.Engine, strings.Join(EngineNames(), ", "))
 	}
+}
+
+// EngineNames lists the engines New accepts, default first.
+func EngineNames() []string {
+	return []string{EngineTavily, EngineSearXNG, EngineDuckDuckGo, EngineBrave, EngineWikipedia, EngineArxiv, EngineJina}
 }
 
 // defaultMax is used when a caller passes a non-positive limit.

@@ -155,7 +155,7 @@ func TestToolArgumentsAndErrors(t *testing.T) {
 func TestToolThroughEveryEngine(t *testing.T) {
 	for _, name := range allEngines {
 		t.Run(name, func(t *testing.T) {
-			fake := testkit.NewSearch(t)
+			fake := testkit.NewSearchAll(t)
 			e, err := New(engineOptions(fake, name))
 			if err != nil {
 				t.Fatal(err)
