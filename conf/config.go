@@ -34,6 +34,10 @@ const (
 	EngineDuckDuckGo = "duckduckgo"
 	EngineTavily     = "tavily"
 	EngineSearxNG    = "searxng"
+	EngineBrave      = "brave"
+	EngineWikipedia  = "wikipedia"
+	EngineArxiv      = "arxiv"
+	EngineJina       = "jina"
 )
 
 // Role selects one of the configured chat model endpoints.
@@ -141,6 +145,19 @@ type SearchConfig struct {
 	SearxHost     string        `yaml:"searx_host"`
 	DDGBaseURL    string        `yaml:"ddg_base_url"`
 	Timeout       time.Duration `yaml:"timeout"`
+
+	BraveAPIKey      string `yaml:"brave_api_key"`
+	BraveBaseURL     string `yaml:"brave_base_url"`
+	WikipediaBaseURL string `yaml:"wikipedia_base_url"`
+	ArxivBaseURL     string `yaml:"arxiv_base_url"`
+	// JinaAPIKey serves both Jina search and the Jina reader.
+	JinaAPIKey  string `yaml:"jina_api_key"`
+	JinaBaseURL string `yaml:"jina_base_url"`
+	// Tavily refinements.
+	IncludeDomains    []string `yaml:"include_domains"`
+	ExcludeDomains    []string `yaml:"exclude_domains"`
+	IncludeImages     bool     `yaml:"include_images"`
+	IncludeRawContent bool     `yaml:"include_raw_content"`
 }
 
 // CrawlConfig limits page fetching.
@@ -151,6 +168,9 @@ type CrawlConfig struct {
 	Timeout         time.Duration `yaml:"timeout"`
 	MaxBytes        int64         `yaml:"max_bytes"`
 	MaxContentChars int           `yaml:"max_content_chars"`
+	// Reader is "direct" (fetch pages ourselves) or "jina" (the Jina reader API, key search.jina_api_key).
+	Reader            string `yaml:"reader"`
+	JinaReaderBaseURL string `yaml:"jina_reader_base_url"`
 }
 
 // PythonConfig gates the Python execution tool.
@@ -203,13 +223,15 @@ func Default() *Config {
 		},
 		Search: SearchConfig{
 			Engine:     EngineDuckDuckGo,
-			MaxResults: 3,
-			Timeout:    15 * time.Second,
+			MaxResults:    3,
+			Timeout:       15 * time.Second,
+			IncludeImages: true,
 		},
 		Crawl: CrawlConfig{
 			Timeout:         20 * time.Second,
 			MaxBytes:        5 << 20,
 			MaxContentChars: 30000,
+			Reader:          "direct",
 		},
 		Python: PythonConfig{Timeout: 30 * time.Second},
 		Research: ResearchConfig{

@@ -109,8 +109,8 @@ log: {level: DEBUG, format: json}
 				want.LLM.Basic = ModelEndpoint{"https://api.example.com/v1", "k1", "m1", true, "LLM_BASE_URL"}
 				want.LLM.Reasoning = ModelEndpoint{"https://api.example.com/v1", "k1", "r1", false, "LLM_BASE_URL"}
 				want.LLM.Timeout, want.LLM.MaxRetries, want.LLM.ToolOutputTokens = 45*time.Second, 0, 100
-				want.Search = SearchConfig{Engine: "searxng", MaxResults: 7, SearxHost: "http://127.0.0.1:8888", Timeout: 3 * time.Second}
-				want.Crawl = CrawlConfig{true, time.Second, 10, 20}
+				want.Search = SearchConfig{Engine: "searxng", MaxResults: 7, SearxHost: "http://127.0.0.1:8888", Timeout: 3 * time.Second, IncludeImages: true}
+				want.Crawl = CrawlConfig{AllowPrivate: true, Timeout: time.Second, MaxBytes: 10, MaxContentChars: 20, Reader: "direct"}
 				want.Python = PythonConfig{true, 2 * time.Second}
 				want.Research = ResearchConfig{2, 5, 4, 6, time.Minute, 2 * time.Minute, nil}
 				want.Log = LogConfig{"debug", "json"}
@@ -223,7 +223,7 @@ func TestExampleMatchesDefaults(t *testing.T) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	secrets := map[string]bool{"api_key": true, "tavily_api_key": true, "database_url": true}
+	secrets := map[string]bool{"api_key": true, "tavily_api_key": true, "database_url": true, "brave_api_key": true, "jina_api_key": true}
 	for _, key := range yamlKeys(reflect.TypeFor[Config](), "") {
 		leaf := key[strings.LastIndex(key, ".")+1:]
 		if secrets[leaf] {

@@ -55,9 +55,9 @@ func (m ModelEndpoint) String() string {
 
 // String redacts the Tavily key and URL credentials.
 func (s SearchConfig) String() string {
-	return fmt.Sprintf("{engine=%s max_results=%d tavily_api_key=%s tavily_base_url=%s searx_host=%s ddg_base_url=%s timeout=%s}",
+	return fmt.Sprintf("{engine=%s max_results=%d tavily_api_key=%s tavily_base_url=%s searx_host=%s ddg_base_url=%s timeout=%s brave_api_key=%s jina_api_key=%s}",
 		s.Engine, s.MaxResults, redactSecret(s.TavilyAPIKey), redactURL(s.TavilyBaseURL),
-		redactURL(s.SearxHost), redactURL(s.DDGBaseURL), s.Timeout)
+		redactURL(s.SearxHost), redactURL(s.DDGBaseURL), s.Timeout, redactSecret(s.BraveAPIKey), redactSecret(s.JinaAPIKey))
 }
 
 func redactSecret(s string) string {

@@ -51,10 +51,27 @@ func (c *Config) Validate() error {
 
 	sr := c.Search
 	switch sr.Engine {
-	case EngineDuckDuckGo, EngineSearxNG, EngineTavily:
+	case EngineDuckDuckGo, EngineSearxNG, EngineTavily, EngineBrave, EngineWikipedia, EngineArxiv, EngineJina:
 	default:
-		v.add("search.engine (SEARCH_API) must be one of %s, %s, %s; got %q",
-			EngineDuckDuckGo, EngineTavily, EngineSearxNG, sr.Engine)
+		v.add("search.engine (SEARCH_API) must be one of duckduckgo, tavily, searxng, brave, wikipedia, arxiv, jina; got %q", sr.Engine)
+	}
+	if sr.Engine == EngineBrave && sr.BraveAPIKey == "" {
+		v.add("search.brave_api_key (BRAVE_SEARCH_API_KEY) is required when search.engine is brave")
+	}
+	if sr.Engine == EngineJina && sr.JinaAPIKey == "" {
+		v.add("search.jina_api_key (JINA_API_KEY) is required when search.engine is jina")
+	}
+	for _, u := range []struct{ name, val string }{
+		{"search.brave_base_url (BRAVE_SEARCH_BASE_URL)", sr.BraveBaseURL},
+		{"search.wikipedia_base_url (WIKIPEDIA_BASE_URL)", sr.WikipediaBaseURL},
+		{"search.arxiv_base_url (ARXIV_BASE_URL)", sr.ArxivBaseURL},
+		{"search.jina_base_url (JINA_BASE_URL)", sr.JinaBaseURL},
+		{"crawl.jina_reader_base_url (JINA_READER_BASE_URL)", c.Crawl.JinaReaderBaseURL},
+	} {
+		v.url(u.name, u.val, false)
+	}
+	if r := c.Crawl.Reader; r != "" && r != "direct" && r != "jina" {
+		v.add("crawl.reader (CRAWL_READER) must be direct or jina; got %q", r)
 	}
 	if sr.Engine == EngineTavily && sr.TavilyAPIKey == "" {
 		v.add("search.tavily_api_key (TAVILY_API_KEY) is required when search.engine is tavily")

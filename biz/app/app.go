@@ -105,6 +105,11 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 	engine, err := search.New(search.Options{
 		Engine: cfg.Search.Engine, TavilyAPIKey: cfg.Search.TavilyAPIKey, TavilyBaseURL: cfg.Search.TavilyBaseURL,
 		SearxHost: cfg.Search.SearxHost, DDGBaseURL: cfg.Search.DDGBaseURL, Timeout: cfg.Search.Timeout,
+		BraveAPIKey: cfg.Search.BraveAPIKey, BraveBaseURL: cfg.Search.BraveBaseURL,
+		WikipediaBaseURL: cfg.Search.WikipediaBaseURL, ArxivBaseURL: cfg.Search.ArxivBaseURL,
+		JinaAPIKey: cfg.Search.JinaAPIKey, JinaBaseURL: cfg.Search.JinaBaseURL,
+		IncludeDomains: cfg.Search.IncludeDomains, ExcludeDomains: cfg.Search.ExcludeDomains,
+		DisableImages: !cfg.Search.IncludeImages, IncludeRawContent: cfg.Search.IncludeRawContent,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
@@ -113,10 +118,21 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 	deps.WebSearchTool = func(max int) tool.InvokableTool {
 		return search.NewTool(engine, func(context.Context) int { return max })
 	}
-	deps.CrawlTool = crawl.NewTool(crawl.New(crawl.Options{
+	crawlOpts := crawl.Options{
 		AllowPrivate: cfg.Crawl.AllowPrivate, Timeout: cfg.Crawl.Timeout, MaxBytes: cfg.Crawl.MaxBytes,
 		MaxContentChars: cfg.Crawl.MaxContentChars, UserAgent: "deer-go/1.0 (+research crawler)",
-	}))
+		Reader: cfg.Crawl.Reader, JinaBaseURL: cfg.Crawl.JinaReaderBaseURL, JinaAPIKey: cfg.Search.JinaAPIKey,
+	}
+	if err := crawlOpts.Validate(); err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
+	crawler := crawl.New(crawlOpts)
+	deps.CrawlTool = func(cache *crawl.Cache) tool.InvokableTool {
+		if cache == nil {
+			return crawl.NewTool(crawler)
+		}
+		return crawl.NewTool(crawler.WithCache(cache))
+	}
 	if cfg.Python.Enabled {
 		runner, err := sandbox.New(sandbox.Options{Enabled: true, Timeout: cfg.Python.Timeout})
 		if err != nil {

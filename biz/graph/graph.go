@@ -16,6 +16,7 @@ import (
 	"github.com/cloudwego/eino/compose"
 
 	dm "github.com/deer-go/deer-go/biz/model"
+	"github.com/deer-go/deer-go/infra/crawl"
 	"github.com/deer-go/deer-go/infra/search"
 	"github.com/deer-go/deer-go/prompts"
 )
@@ -47,8 +48,10 @@ type Deps struct {
 	Search  Searcher // nil: web search unavailable
 	// WebSearchTool builds the web_search tool for a run's result limit; nil when Search is nil.
 	WebSearchTool func(maxResults int) tool.InvokableTool
-	CrawlTool     tool.InvokableTool // nil: no crawling
-	PythonTool    tool.InvokableTool // nil: code execution disabled
+	// CrawlTool builds the crawl_tool over a run's page cache (so a page read twice in one run is fetched once);
+	// nil: no crawling.
+	CrawlTool  func(cache *crawl.Cache) tool.InvokableTool
+	PythonTool tool.InvokableTool // nil: code execution disabled
 	// AgentTools returns the extra tools an agent gets (the operator's MCP servers); may be nil.
 	AgentTools func(ctx context.Context, agent string) []tool.InvokableTool
 	// RequestTools connects the MCP servers a request named, for one step of one agent; close releases them.
@@ -221,13 +224,14 @@ type InterruptInfo struct {
 // Run starts a new run on a thread from the given State (conversation memory and settings already in it).
 // It returns the final State, or a Pause when the run waits for the user.
 func (g *Graph) Run(ctx context.Context, in *dm.State) (*dm.State, *Pause, error) {
+	ctx = withRunCache(ctx)
 	out, err := g.r.Invoke(ctx, in, compose.WithCheckPointID(in.ThreadID), compose.WithForceNewRun())
 	return g.result(out, err)
 }
 
 // Resume continues a paused run with the user's answer.
 func (g *Graph) Resume(ctx context.Context, threadID, interruptID, answer string) (*dm.State, *Pause, error) {
-	ctx = compose.ResumeWithData(ctx, interruptID, answer)
+	ctx = withRunCache(compose.ResumeWithData(ctx, interruptID, answer))
 	out, err := g.r.Invoke(ctx, &dm.State{ThreadID: threadID}, compose.WithCheckPointID(threadID))
 	return g.result(out, err)
 }
@@ -251,4 +255,21 @@ func (g *Graph) result(out *dm.State, err error) (*dm.State, *Pause, error) {
 		return nil, p, nil
 	}
 	return nil, nil, fmt.Errorf("interrupt without a root cause: %w", err)
+}
+
+type runCacheKey struct{}
+
+// Pages fetched in one run are kept for the rest of it: agents often read the same source in several steps.
+const (
+	runCachePages = 64
+	runCacheBytes = 16 << 20
+)
+
+func withRunCache(ctx context.Context) context.Context {
+	return context.WithValue(ctx, runCacheKey{}, crawl.NewCache(runCachePages, runCacheBytes))
+}
+
+func runCache(ctx context.Context) *crawl.Cache {
+	c, _ := ctx.Value(runCacheKey{}).(*crawl.Cache)
+	return c
 }

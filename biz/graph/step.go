@@ -124,7 +124,7 @@ func (g *Graph) stepRun(ctx context.Context, agent string, in stepIn) (stepOut, 
 			tools = append(tools, g.deps.WebSearchTool(in.Settings.MaxSearchResults))
 		}
 		if g.deps.CrawlTool != nil {
-			tools = append(tools, g.deps.CrawlTool)
+			tools = append(tools, g.deps.CrawlTool(runCache(ctx)))
 		}
 	case dm.AgentCoder:
 		role = RoleCode
