@@ -177,6 +177,9 @@ type CrawlConfig struct {
 type PythonConfig struct {
 	Enabled bool          `yaml:"enabled"`
 	Timeout time.Duration `yaml:"timeout"`
+	// Interpreter is the python3 to run; empty prefers the system /usr/bin/python3 (which the sandbox's unprivileged
+	// user can execute) and falls back to python3 on PATH.
+	Interpreter string `yaml:"interpreter"`
 }
 
 // ResearchConfig holds workflow defaults and limits.

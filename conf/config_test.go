@@ -111,7 +111,7 @@ log: {level: DEBUG, format: json}
 				want.LLM.Timeout, want.LLM.MaxRetries, want.LLM.ToolOutputTokens = 45*time.Second, 0, 100
 				want.Search = SearchConfig{Engine: "searxng", MaxResults: 7, SearxHost: "http://127.0.0.1:8888", Timeout: 3 * time.Second, IncludeImages: true}
 				want.Crawl = CrawlConfig{AllowPrivate: true, Timeout: time.Second, MaxBytes: 10, MaxContentChars: 20, Reader: "direct"}
-				want.Python = PythonConfig{true, 2 * time.Second}
+				want.Python = PythonConfig{Enabled: true, Timeout: 2 * time.Second}
 				want.Research = ResearchConfig{2, 5, 4, 6, time.Minute, 2 * time.Minute, nil}
 				want.Log = LogConfig{"debug", "json"}
 				if !reflect.DeepEqual(c, want) {

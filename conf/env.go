@@ -171,6 +171,7 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	e.boolean("CRAWL_ALLOW_PRIVATE", &c.Crawl.AllowPrivate)
 	e.boolean("ENABLE_PYTHON_REPL", &c.Python.Enabled)
 	e.duration("PYTHON_TIMEOUT", &c.Python.Timeout)
+	e.str("PYTHON_BIN", &c.Python.Interpreter)
 	e.str("DATABASE_URL", &c.Runs.DatabaseURL)
 	e.boolean("ENABLE_MCP_SERVER_CONFIGURATION", &c.MCP.AllowRequestServers)
 	e.list("MCP_ALLOWED_COMMANDS", &c.MCP.AllowedCommands)

@@ -134,10 +134,18 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 		return crawl.NewTool(crawler.WithCache(cache))
 	}
 	if cfg.Python.Enabled {
-		runner, err := sandbox.New(sandbox.Options{Enabled: true, Timeout: cfg.Python.Timeout})
+		interp := cfg.Python.Interpreter
+		if interp == "" {
+			if _, err := os.Stat("/usr/bin/python3"); err == nil {
+				interp = "/usr/bin/python3"
+			}
+		}
+		runner, err := sandbox.New(sandbox.Options{Enabled: true, Timeout: cfg.Python.Timeout, Python: interp})
 		if err != nil {
 			return nil, fmt.Errorf("python: %w", err)
 		}
+		iso := runner.Isolation()
+		log.Info("python sandbox", "network_isolated", iso.Network, "process_limit", iso.Processes, "memory_limit", iso.Memory, "notes", iso.Notes)
 		deps.PythonTool = sandbox.NewTool(runner)
 	}
 	reg := mcp.NewRegistry(mcpServers(cfg), log)

@@ -29,7 +29,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 // env is one running service wired to loopback fakes.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	llm    *testkit.LLM
 	search *testkit.Search
 	site   *testkit.Site
@@ -42,13 +42,13 @@ type env struct {
 
 type envOption func(*conf.Config)
 
-func newEnv(t *testing.T, responder testkit.Responder, opts ...envOption) *env {
+func newEnv(t testing.TB, responder testkit.Responder, opts ...envOption) *env {
 	t.Helper()
 	return newEnvWith(t, responder, -1, opts...)
 }
 
 // newEnvWith is newEnv with event-log compaction after the given delay (negative: off).
-func newEnvWith(t *testing.T, responder testkit.Responder, compactAfter time.Duration, opts ...envOption) *env {
+func newEnvWith(t testing.TB, responder testkit.Responder, compactAfter time.Duration, opts ...envOption) *env {
 	t.Helper()
 	e := &env{t: t, search: testkit.NewSearch(t), site: testkit.NewSite(t), compactAfter: compactAfter}
 	e.llm = testkit.NewLLM(t, responder)
@@ -108,7 +108,7 @@ func newEnvWith(t *testing.T, responder testkit.Responder, compactAfter time.Dur
 	return e
 }
 
-func waitHealthy(t *testing.T, base string) {
+func waitHealthy(t testing.TB, base string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -160,7 +160,7 @@ func (e *env) post(path string, body any) *http.Response {
 	return resp
 }
 
-func readSSE(t *testing.T, r io.Reader) []sseEvent {
+func readSSE(t testing.TB, r io.Reader) []sseEvent {
 	t.Helper()
 	raw, err := io.ReadAll(r)
 	if err != nil {
@@ -469,7 +469,7 @@ func mustJSON(v any) string {
 }
 
 // closedPort returns an address on which nothing listens.
-func closedPort(t *testing.T) string {
+func closedPort(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
