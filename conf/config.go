@@ -225,7 +225,7 @@ func Default() *Config {
 			ToolOutputTokens: 8000,
 		},
 		Search: SearchConfig{
-			Engine:     EngineDuckDuckGo,
+			Engine:        EngineDuckDuckGo,
 			MaxResults:    3,
 			Timeout:       15 * time.Second,
 			IncludeImages: true,
