@@ -256,7 +256,21 @@ func recoverSteps(s *model.State) {
 	if s.Next == "" {
 		s.Next = model.AgentCoordinator
 	}
+	settleSteps(s)
 	s.Outcome, s.Err = "", ""
+}
+
+// settleSteps puts steps that were running when a run stopped back to pending: nothing is working on them any more,
+// and the research team hands them out again when the run resumes.
+func settleSteps(s *model.State) {
+	if s.Plan == nil {
+		return
+	}
+	for i := range s.Plan.Steps {
+		if s.Plan.Steps[i].Status == model.StatusRunning {
+			s.Plan.Steps[i].Status = model.StatusPending
+		}
+	}
 }
 
 // resumeAnswer decides whether a request answers the pending plan review, and with what. deer-flow resumes with
@@ -394,6 +408,10 @@ func (m *Manager) execute(ctx context.Context, a *active, in *model.State, pause
 		status, errText = store.StatusFailed, cleanError(err)
 		m.opts.Logger.Warn("run failed", "thread_id", a.threadID, "err", err)
 		em.Error(errText, "")
+	}
+	if snap != nil && (status == store.StatusCancelled || status == store.StatusFailed || status == store.StatusInterrupted) {
+		snap = snap.Clone()
+		settleSteps(snap)
 	}
 	var stateJSON json.RawMessage
 	if snap != nil {

@@ -80,11 +80,7 @@ func (m *Manager) Thread(ctx context.Context, id string) (*ThreadView, error) {
 		if err := json.Unmarshal(rec.State, &st); err != nil {
 			return nil, fmt.Errorf("decode thread state: %w", err)
 		}
-		for _, msg := range st.Messages {
-			if msg.Kind != "feedback" {
-				v.Messages = append(v.Messages, msg)
-			}
-		}
+		v.Messages = append(v.Messages, st.Messages...)
 		v.Plan, v.Report = st.Plan, st.FinalReport
 		if st.Citations != nil {
 			v.Citations = st.Citations

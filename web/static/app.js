@@ -57,7 +57,8 @@ function flush() {
   app.frame = 0;
   const th = app.th;
   const sc = $('scroller');
-  const pinned = sc.scrollHeight - sc.scrollTop - sc.clientHeight < 120;
+  // Follow a live run at the bottom, unless the reader scrolled up; a thread being loaded is placed afterwards.
+  const pinned = !app.loading && sc.scrollHeight - sc.scrollTop - sc.clientHeight < 120;
   if (th) {
     const tl = $('timeline');
     for (const b of th.blocks) {
@@ -130,7 +131,7 @@ function planHTML(th, b) {
   }
   const streaming = m && !m.finish;
   const n = b.steps.length;
-  const finished = b.steps.filter((s) => s.status === 'done' || s.status === 'failed').length;
+  const finished = b.steps.filter((s) => s.status !== 'pending' && s.status !== 'running').length;
   const cur = b.steps.findIndex((s) => s.status === 'running');
   let state = '';
   if (b.review) state = pill('warn', t('waiting'));
@@ -157,7 +158,7 @@ function stepHTML(b, s, i) {
   const type = TYPES.has(s.step_type) ? s.step_type : '';
   const k = `st-${b.key}-${i}`;
   const label = esc(t('status_' + st));
-  let html = `<li class="step ${st}"><span class="dot" role="img" aria-label="${label}" title="${label}">${st === 'done' ? ICON.check : st === 'failed' ? ICON.x : ''}</span><div class="step-body">` +
+  let html = `<li class="step ${st}"><span class="dot" role="img" aria-label="${label}" title="${label}">${st === 'done' ? ICON.check : st === 'failed' ? ICON.x : st === 'stopped' ? ICON.stop : ''}</span><div class="step-body">` +
     `<div class="step-h"><span class="step-title">${esc(s.title || '')}</span>${type ? `<span class="badge t-${type}">${esc(t('type_' + type))}</span>` : ''}</div>`;
   if (s.description) html += `<p class="step-desc">${esc(s.description)}</p>`;
   if (v.error) html += `<p class="step-err">${esc(v.error)}</p>`;
@@ -210,7 +211,7 @@ function callHTML(c) {
     if (rs && rs.length) body = '<ul class="links">' + rs.slice(0, 8).map((x) => `<li>${extLink(x.url, x.title || x.url)}<span class="dom">${esc(domain(x.url))}</span></li>`).join('') + '</ul>';
     else if (rs) body = `<span class="muted">${esc(t('no_results'))}</span>`;
     else if (r != null) body = `<pre class="out">${esc(clip(r, 600))}</pre>`;
-    return `<div class="act">${ICON.search}<div class="act-b"><span class="act-h">${esc(t('searched'))} <q>${esc(a.query || '')}</q></span>${body}</div></div>`;
+    return `<div class="act">${ICON.search}<div class="act-b"><span class="act-h">${esc(t('searched'))}${a.query ? ` <q>${esc(a.query)}</q>` : ''}</span>${body}</div></div>`;
   }
   if (c.name === 'crawl_tool') {
     const j = r ? parseLoose(r) : null;
@@ -518,6 +519,8 @@ async function openThread(id, push = true) {
     } else if (users.length) { const u = users.shift(); addUser(th, u.content, u.kind === 'feedback' ? 'edit' : 'msg'); }
   };
   const running = snap.status === 'running';
+  // A live run is followed at the bottom as it streams; a finished thread is placed once it is loaded.
+  if (running) app.loading = false;
   const res = await run(th, (signal) => request('GET', `/api/threads/${enc(id)}/stream?after=0`, { signal }), { live: snap.last_event_id || 0, reattach: running, quiet: !running });
   th.replay = null;
   app.loading = false;
@@ -530,7 +533,11 @@ async function openThread(id, push = true) {
     overlay(th, snap);
     if (running) await refreshThread(th);
   }
-  schedule();
+  if (app.frame) { cancelAnimationFrame(app.frame); app.frame = 0; }
+  flush();
+  const sc = $('scroller');
+  const rep = !running && [...document.querySelectorAll('#timeline .report')].pop();
+  sc.scrollTop = rep ? rep.getBoundingClientRect().top - sc.getBoundingClientRect().top + sc.scrollTop - 12 : sc.scrollHeight;
   if (running) refreshList();
 }
 
@@ -606,7 +613,7 @@ function autosize() {
 function submit() {
   const el = $('prompt');
   const text = el.value.trim();
-  if (!text || app.running) return;
+  if (!text || app.running || app.loading) return;
   const feedback = app.editing || pendingReview() ? 'edit_plan' : '';
   el.value = '';
   autosize();

@@ -31,10 +31,10 @@ const en = {
   thinking: 'Reasoning', review_hint: 'Review the plan: start the research, or ask for a change.',
   edit_plan: 'Edit plan', accept: 'Start research', accepted: 'Plan accepted — research started',
   edit_label: 'Plan change', edit_marker: 'Plan change requested', type_research: 'Research', type_analysis: 'Analysis', type_processing: 'Code',
-  status_pending: 'Pending', status_running: 'In progress', status_done: 'Done', status_failed: 'Failed',
+  status_pending: 'Pending', status_running: 'In progress', status_done: 'Done', status_failed: 'Failed', status_stopped: 'Stopped',
   waiting: 'Waiting for review', researching: 'Step {n} of {total}', finished: 'Completed',
   n_searches: '{n} searches', n_search: '1 search', n_pages: '{n} pages read', n_page: '1 page read',
-  n_code: 'code', n_notes: 'notes', activity: 'Activity', searched: 'Searched', read: 'Read',
+  n_code: 'code', activity: 'Activity', searched: 'Searched', read: 'Read',
   ran: 'Ran code', output: 'Output', tool_failed: '{tool} failed', no_results: 'No results',
   other_activity: 'Other activity',
   report: 'Report', copy: 'Copy', copied: 'Copied', dl_md: 'Markdown', dl_html: 'HTML',
@@ -48,7 +48,7 @@ const en = {
   err_lost: 'The connection to the server was lost. Reload the page to see the latest state.',
   err_open: 'Could not open this research: {msg}', err_copy: 'Could not copy to the clipboard.',
   err_delete: 'Could not delete this research: {msg}', err_cancel: 'Could not stop the research: {msg}',
-  dismiss: 'Dismiss', you: 'You', accept_msg: 'The plan looks good. Start the research.',
+  dismiss: 'Dismiss', accept_msg: 'The plan looks good. Start the research.',
 };
 
 const zh = {
@@ -82,10 +82,10 @@ const zh = {
   thinking: '思考过程', review_hint: '请审阅计划：开始研究，或提出修改意见。',
   edit_plan: '修改计划', accept: '开始研究', accepted: '已接受计划，研究开始',
   edit_label: '计划修改', edit_marker: '已请求修改计划', type_research: '研究', type_analysis: '分析', type_processing: '代码',
-  status_pending: '等待中', status_running: '进行中', status_done: '已完成', status_failed: '失败',
+  status_pending: '等待中', status_running: '进行中', status_done: '已完成', status_failed: '失败', status_stopped: '已停止',
   waiting: '等待审阅', researching: '第 {n} / {total} 步', finished: '已完成',
   n_searches: '{n} 次搜索', n_search: '1 次搜索', n_pages: '阅读 {n} 个网页', n_page: '阅读 1 个网页',
-  n_code: '代码', n_notes: '笔记', activity: '过程', searched: '搜索', read: '阅读',
+  n_code: '代码', activity: '过程', searched: '搜索', read: '阅读',
   ran: '运行代码', output: '输出', tool_failed: '{tool} 调用失败', no_results: '没有结果',
   other_activity: '其他过程',
   report: '报告', copy: '复制', copied: '已复制', dl_md: 'Markdown', dl_html: 'HTML',
@@ -99,7 +99,7 @@ const zh = {
   err_lost: '与服务器的连接已断开。请刷新页面查看最新状态。',
   err_open: '无法打开这项研究：{msg}', err_copy: '无法复制到剪贴板。',
   err_delete: '无法删除这项研究：{msg}', err_cancel: '无法停止研究：{msg}',
-  dismiss: '关闭', you: '你', accept_msg: '计划没问题，开始研究。',
+  dismiss: '关闭', accept_msg: '计划没问题，开始研究。',
 };
 
 export const LANGS = { 'en-US': en, 'zh-CN': zh };

@@ -3,7 +3,7 @@
 
 export const STEP_AGENTS = { research: 'researcher', analysis: 'analyst', processing: 'coder' };
 const RESEARCH = new Set(['researcher', 'analyst', 'coder']);
-const RANK = { pending: 0, running: 1, done: 2, failed: 2 };
+const RANK = { pending: 0, running: 1, done: 2, failed: 2, stopped: 2 };
 
 export function newThread(id) {
   return {
@@ -30,6 +30,9 @@ export function addNote(th, text, tone) {
 export function apply(th, name, d, id) {
   if (id && +id > th.lastId) th.lastId = +id;
   if (!d || typeof d !== 'object') return false;
+  // A server closes the open message when a run stops; the step it "finished" did not really finish.
+  const closed = th.justDone;
+  th.justDone = null;
   switch (name) {
     case 'message_chunk': case 'tool_calls': case 'tool_call_chunks':
       onMessage(th, name, d);
@@ -52,7 +55,8 @@ export function apply(th, name, d, id) {
       th.runEnded = true;
       break;
     case 'error':
-      closeStep(th, 'failed');
+      if (closed && d.reason === 'cancelled') { closed.status = 'running'; th.curStep = closed; }
+      closeStep(th, d.reason === 'cancelled' ? 'stopped' : 'failed');
       if (d.reason === 'cancelled') addNote(th, '', 'cancelled');
       else addNote(th, d.error || '', 'error');
       th.runEnded = true;
@@ -129,6 +133,7 @@ function finish(th, m, reason) {
   }
   if (m.step && reason !== 'tool_calls') {
     m.step.status = 'done';
+    th.justDone = m.step;
     if (th.curStep === m.step) th.curStep = null;
     touch(th, m.block);
   }
@@ -194,7 +199,8 @@ export function overlay(th, snap) {
       steps.forEach((s, i) => {
         const v = pb.steps[i];
         // The snapshot may lag behind the events: never move a step backwards.
-        if (s.status && RANK[s.status] >= (RANK[v.status] || 0)) v.status = s.status;
+        const st = s.status === 'running' && snap.status !== 'running' ? 'stopped' : s.status;
+        if (st && RANK[st] >= (RANK[v.status] || 0)) v.status = st;
         v.error = s.error || '';
       });
       touch(th, pb);
@@ -217,7 +223,7 @@ export function fromSnapshot(th, snap) {
   }
   if (snap.plan) {
     const pb = add(th, { type: 'plan', msg: null, plan: snap.plan, steps: [], extra: [], review: null });
-    pb.steps = (snap.plan.steps || []).map((s) => ({ status: s.status || 'pending', error: s.error || '', acts: [] }));
+    pb.steps = (snap.plan.steps || []).map((s) => ({ status: s.status === 'running' && snap.status !== 'running' ? 'stopped' : s.status || 'pending', error: s.error || '', acts: [] }));
   }
   if (snap.report) {
     add(th, { type: 'report', msg: { id: '', agent: 'reporter', content: snap.report, reasoning: '', calls: [], finish: 'stop' } });
