@@ -54,7 +54,7 @@ type proc struct {
 	logPath string
 }
 
-func startProc(t *testing.T, dataDir string, llm *testkit.LLM, search *testkit.Search) *proc {
+func startProc(t *testing.T, dataDir string, llm *testkit.LLM, search *testkit.Search, extraEnv ...string) *proc {
 	t.Helper()
 	port := closedPort(t)
 	_, p, _ := strings.Cut(port, ":")
@@ -71,6 +71,7 @@ func startProc(t *testing.T, dataDir string, llm *testkit.LLM, search *testkit.S
 		"SEARCH_API=searxng", "SEARX_HOST=" + search.URL, "CRAWL_ALLOW_PRIVATE=true", "ENABLE_PYTHON_REPL=true",
 		"SHUTDOWN_GRACE=3s", "LOG_LEVEL=debug",
 	}
+	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -324,5 +325,58 @@ func TestGracefulShutdown(t *testing.T) {
 	resp.Body.Close()
 	if last(rest).Name != "citations" {
 		t.Fatalf("resume after shutdown: %v", ids(rest))
+	}
+}
+
+func TestResumeOnStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("subprocess test")
+	}
+	s := &script{}
+	started := make(chan struct{}, 1)
+	llm := testkit.NewLLM(t, func(req *testkit.ChatRequest) testkit.Reply {
+		r := s.respond(req)
+		if agentOf(req) == "coder" && len(req.ToolResults()) == 0 {
+			select {
+			case started <- struct{}{}:
+				r.Delay = 2 * time.Second // only the first attempt is slow: the server dies during it
+			default:
+			}
+		}
+		return r
+	})
+	search, site := testkit.NewSearch(t), testkit.NewSite(t)
+	s.site = site.URL
+	dir := t.TempDir()
+	p1 := startProc(t, dir, llm, search)
+	go func() {
+		resp, err := http.Post(p1.base+"/api/chat/stream", "application/json", strings.NewReader(mustJSON(with(baseBody("ros", "Eiffel Tower?"), "auto_accepted_plan", true))))
+		if err == nil {
+			if _, err := io.Copy(io.Discard, resp.Body); err == nil {
+				t.Log("stream ended cleanly before the kill")
+			}
+			resp.Body.Close()
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the coder step never started")
+	}
+	p1.kill()
+	p2 := startProc(t, dir, llm, search, "RESUME_ON_START=true")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v := p2.thread("ros")
+		if v["status"] == "done" {
+			if v["report"] == "" {
+				t.Fatal("resumed run has no report")
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run was not resumed on start: status %v", v["status"])
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
