@@ -55,14 +55,7 @@ func (a *Arxiv) Search(ctx context.Context, query string, max int) ([]Result, er
 		"start":        {"0"},
 		"max_results":  {strconv.Itoa(min(max, arxivMaxResults))},
 	}.Encode()
-	_, body, err := a.req.do(ctx, func(ctx context.Context) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/atom+xml")
-		return req, nil
-	})
+	_, body, err := a.req.get(ctx, endpoint, map[string]string{"Accept": "application/atom+xml"})
 	if err != nil {
 		return nil, err
 	}

@@ -70,15 +70,7 @@ func (b *Brave) Search(ctx context.Context, query string, max int) ([]Result, er
 		"q":     {query},
 		"count": {strconv.Itoa(min(max, braveMaxCount))},
 	}.Encode()
-	_, body, err := b.req.do(ctx, func(ctx context.Context) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("X-Subscription-Token", b.key)
-		return req, nil
-	})
+	_, body, err := b.req.get(ctx, endpoint, map[string]string{"Accept": "application/json", "X-Subscription-Token": b.key})
 	if err != nil {
 		return nil, err
 	}

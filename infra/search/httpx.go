@@ -157,3 +157,17 @@ func parseBaseURL(engine, raw, fallback string) (string, error) {
 	u.RawQuery, u.Fragment, u.RawFragment = "", "", ""
 	return strings.TrimRight(u.String(), "/"), nil
 }
+
+// get is do for a plain GET of endpoint with the given headers.
+func (r requester) get(ctx context.Context, endpoint string, header map[string]string) (int, []byte, error) {
+	return r.do(ctx, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		return req, nil
+	})
+}

@@ -69,15 +69,7 @@ func (j *Jina) Search(ctx context.Context, query string, max int) ([]Result, err
 	}
 	max = effectiveMax(max)
 	endpoint := j.base + "/?" + url.Values{"q": {query}}.Encode()
-	_, body, err := j.req.do(ctx, func(ctx context.Context) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set("Authorization", "Bearer "+j.key)
-		return req, nil
-	})
+	_, body, err := j.req.get(ctx, endpoint, map[string]string{"Accept": "application/json", "Authorization": "Bearer " + j.key})
 	if err != nil {
 		return nil, err
 	}

@@ -61,14 +61,7 @@ func (s *SearXNG) Search(ctx context.Context, query string, max int) ([]Result, 
 	}
 	max = effectiveMax(max)
 	endpoint := s.base + "/search?" + url.Values{"q": {query}, "format": {"json"}}.Encode()
-	_, body, err := s.req.do(ctx, func(ctx context.Context) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		return req, nil
-	})
+	_, body, err := s.req.get(ctx, endpoint, map[string]string{"Accept": "application/json"})
 	if err != nil {
 		return nil, err
 	}

@@ -98,14 +98,7 @@ func (w *Wikipedia) Search(ctx context.Context, query string, max int) ([]Result
 		"format":   {"json"},
 		"srlimit":  {strconv.Itoa(min(max, wikipediaMaxLimit))},
 	}.Encode()
-	_, body, err := w.req.do(ctx, func(ctx context.Context) (*http.Request, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		return req, nil
-	})
+	_, body, err := w.req.get(ctx, endpoint, map[string]string{"Accept": "application/json"})
 	if err != nil {
 		return nil, err
 	}
