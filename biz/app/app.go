@@ -43,7 +43,6 @@ type App struct {
 	Runs     *run.Manager
 	Handlers *handler.Handlers
 	Logger   *slog.Logger
-	models   map[string][]string
 	exitWait time.Duration
 	store    store.Store
 	mcp      *mcp.Registry
@@ -192,7 +191,7 @@ func New(ctx context.Context, cfg *conf.Config, o Options) (*App, error) {
 		// Streams end once their runs have drained, so the listener waits a little longer than the drain.
 		exitWait = cfg.Runs.ShutdownGrace + 5*time.Second
 	}
-	a := &App{Cfg: cfg, Graph: g, Runs: runs, Handlers: h, Logger: log, models: modelNames, exitWait: exitWait, store: st, mcp: reg,
+	a := &App{Cfg: cfg, Graph: g, Runs: runs, Handlers: h, Logger: log, exitWait: exitWait, store: st, mcp: reg,
 		janitorStop: make(chan struct{}), janitorDone: make(chan struct{})}
 	go a.janitor()
 	return a, nil

@@ -111,6 +111,21 @@ func startProc(t *testing.T, dataDir string, llm *testkit.LLM, search *testkit.S
 	}
 }
 
+// startRun starts a research on the server without waiting for it; the stream is read and dropped, and it breaks
+// when the test kills the server, which is the point.
+func (p *proc) startRun(body any) {
+	go func() {
+		resp, err := http.Post(p.base+"/api/chat/stream", "application/json", strings.NewReader(mustJSON(body)))
+		if err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			return // the server died mid-stream
+		}
+	}()
+}
+
 func (p *proc) kill() {
 	p.t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -208,16 +223,7 @@ func TestRestartDuringAStep(t *testing.T) {
 	s.site = site.URL
 	dir := t.TempDir()
 	p1 := startProc(t, dir, llm, search)
-	go func() {
-		resp, err := http.Post(p1.base+"/api/chat/stream", "application/json", strings.NewReader(mustJSON(with(baseBody("r2", "Eiffel Tower?"), "auto_accepted_plan", true))))
-		if err == nil {
-			// The stream breaks when the server dies; that error is the point of the test.
-			if _, err := io.Copy(io.Discard, resp.Body); err == nil {
-				t.Log("stream ended cleanly before the kill")
-			}
-			resp.Body.Close()
-		}
-	}()
+	p1.startRun(with(baseBody("r2", "Eiffel Tower?"), "auto_accepted_plan", true))
 	select {
 	case <-coderStarted:
 	case <-time.After(20 * time.Second):
@@ -349,15 +355,7 @@ func TestResumeOnStart(t *testing.T) {
 	s.site = site.URL
 	dir := t.TempDir()
 	p1 := startProc(t, dir, llm, search)
-	go func() {
-		resp, err := http.Post(p1.base+"/api/chat/stream", "application/json", strings.NewReader(mustJSON(with(baseBody("ros", "Eiffel Tower?"), "auto_accepted_plan", true))))
-		if err == nil {
-			if _, err := io.Copy(io.Discard, resp.Body); err == nil {
-				t.Log("stream ended cleanly before the kill")
-			}
-			resp.Body.Close()
-		}
-	}()
+	p1.startRun(with(baseBody("ros", "Eiffel Tower?"), "auto_accepted_plan", true))
 	select {
 	case <-started:
 	case <-time.After(20 * time.Second):

@@ -260,20 +260,8 @@ func TestReportEvaluateEndpoint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake, models := newFakeLLM(t, testkit.Always(tt.llmReply))
-			opts := Options{LLM: models}
-			if tt.noLLM {
-				opts.LLM = nil
-			}
-			base := startCompat(t, opts)
-			r := postJSON(t, base+"/api/report/evaluate", tt.body)
-			if r.status != tt.wantStatus {
-				t.Fatalf("status %d, want %d: %s", r.status, tt.wantStatus, r.body)
-			}
-			if tt.wantDetail != "" {
-				if d := r.detail(t); !strings.Contains(d, tt.wantDetail) {
-					t.Errorf("detail %q does not contain %q", d, tt.wantDetail)
-				}
+			fake, r, done := llmCase(t, "/api/report/evaluate", tt.body, tt.llmReply, tt.noLLM, tt.wantStatus, tt.wantDetail)
+			if done {
 				return
 			}
 			var ev struct {

@@ -287,20 +287,8 @@ func TestPromptEnhance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake, models := newFakeLLM(t, testkit.Always(tt.llmReply))
-			opts := Options{LLM: models}
-			if tt.noLLM {
-				opts.LLM = nil
-			}
-			base := startCompat(t, opts)
-			r := postJSON(t, base+"/api/prompt/enhance", tt.body)
-			if r.status != tt.wantStatus {
-				t.Fatalf("status %d, want %d: %s", r.status, tt.wantStatus, r.body)
-			}
-			if tt.wantDetail != "" {
-				if d := r.detail(t); !strings.Contains(d, tt.wantDetail) {
-					t.Errorf("detail %q does not contain %q", d, tt.wantDetail)
-				}
+			fake, r, done := llmCase(t, "/api/prompt/enhance", tt.body, tt.llmReply, tt.noLLM, tt.wantStatus, tt.wantDetail)
+			if done {
 				return
 			}
 			if got := r.json(t)["result"]; got != tt.wantResult {
@@ -387,20 +375,8 @@ func TestProseGenerate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fake, models := newFakeLLM(t, testkit.Always(tt.llmReply))
-			opts := Options{LLM: models}
-			if tt.noLLM {
-				opts.LLM = nil
-			}
-			base := startCompat(t, opts)
-			r := postJSON(t, base+"/api/prose/generate", tt.body)
-			if r.status != tt.wantStatus {
-				t.Fatalf("status %d, want %d: %s", r.status, tt.wantStatus, r.body)
-			}
-			if tt.wantDetail != "" {
-				if d := r.detail(t); !strings.Contains(d, tt.wantDetail) {
-					t.Errorf("detail %q does not contain %q", d, tt.wantDetail)
-				}
+			fake, r, done := llmCase(t, "/api/prose/generate", tt.body, tt.llmReply, tt.noLLM, tt.wantStatus, tt.wantDetail)
+			if done {
 				return
 			}
 			if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
@@ -561,4 +537,26 @@ func TestCleanEnhanced(t *testing.T) {
 			t.Errorf("cleanEnhanced(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// llmCase posts body to path on a compat server whose model answers with answer (or that has no model), and checks the
+// status and, for errors, the detail. done is true when the case ends there.
+func llmCase(t *testing.T, path, body string, answer testkit.Reply, noLLM bool, status int, detail string) (*testkit.LLM, reply, bool) {
+	t.Helper()
+	fake, models := newFakeLLM(t, testkit.Always(answer))
+	opts := Options{LLM: models}
+	if noLLM {
+		opts.LLM = nil
+	}
+	r := postJSON(t, startCompat(t, opts)+path, body)
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	if detail != "" {
+		if d := r.detail(t); !strings.Contains(d, detail) {
+			t.Errorf("detail %q does not contain %q", d, detail)
+		}
+		return fake, r, true
+	}
+	return fake, r, false
 }

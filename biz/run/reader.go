@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/deer-go/deer-go/biz/model"
@@ -58,7 +59,7 @@ func (r *Reader) Next(ctx context.Context) (evs []SeqEvent, done bool, err error
 	}
 }
 
-// Changed returns a channel closed when the live run has new events (nil when following stored events only).
+// fromStore reads the next page of stored events after the cursor.
 func (r *Reader) fromStore(ctx context.Context) ([]SeqEvent, error) {
 	stored, err := r.m.store.Events(ctx, r.threadID, r.cursor, storePage)
 	if err != nil {
@@ -78,7 +79,7 @@ func (r *Reader) fromStore(ctx context.Context) ([]SeqEvent, error) {
 
 func decodeEvent(e store.Event) (SeqEvent, error) {
 	var d model.EventData
-	if err := jsonUnmarshal(e.Data, &d); err != nil {
+	if err := json.Unmarshal(e.Data, &d); err != nil {
 		return SeqEvent{}, fmt.Errorf("decode stored event %d: %w", e.Seq, err)
 	}
 	return SeqEvent{Seq: e.Seq, Event: model.Event{Type: e.Type, Data: d}}, nil

@@ -11,8 +11,6 @@ import (
 	"github.com/deer-go/deer-go/infra/store"
 )
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // InterruptView is a pending interrupt as the API shows it.
 type InterruptView struct {
 	ID      string         `json:"id"`

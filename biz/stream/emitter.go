@@ -63,19 +63,6 @@ func (e *Emitter) base(agent, id string) model.EventData {
 
 func (e *Emitter) emit(typ string, d model.EventData) { e.sink(model.Event{Type: typ, Data: d}) }
 
-// Text emits a complete assistant message (content and finish) from an agent, for replies that are not streamed
-// by a model (e.g. a fixed notice).
-func (e *Emitter) Text(agent, content string) string {
-	id := NewID("run--")
-	d := e.base(agent, id)
-	d.Content = content
-	e.emit(model.EventMessageChunk, d)
-	d = e.base(agent, id)
-	d.FinishReason = "stop"
-	e.emit(model.EventMessageChunk, d)
-	return id
-}
-
 // Message streams one model response as events and returns the whole message. The message always ends with a
 // finish_reason event, also when the stream fails (the error is returned after the message was closed).
 func (e *Emitter) Message(agent string, sr *schema.StreamReader[*schema.Message]) (*schema.Message, error) {

@@ -325,17 +325,6 @@ func TestMessageThenTail(t *testing.T) {
 	}
 }
 
-func TestText(t *testing.T) {
-	rec, e := newRecorder()
-	id := e.Text(model.AgentCoordinator, "hi")
-	if got := checkMessage(t, rec.events, model.AgentCoordinator); got != id {
-		t.Errorf("events id %q, returned %q", got, id)
-	}
-	if len(rec.events) != 2 || rec.events[0].Data.Content != "hi" || rec.events[1].Data.FinishReason != "stop" {
-		t.Errorf("events = %+v", rec.events)
-	}
-}
-
 func TestParseArgs(t *testing.T) {
 	tests := []struct {
 		raw  string
@@ -419,7 +408,7 @@ func TestFromContext(t *testing.T) {
 		t.Errorf("From returned %p, want %p", got, e)
 	}
 	// Without an emitter, events are discarded instead of panicking.
-	From(context.Background()).Text(model.AgentCoordinator, "dropped")
+	From(context.Background()).ToolResult(model.AgentResearcher, "call_1", "dropped")
 	if len(rec.events) != 0 {
 		t.Errorf("discarding emitter reached the recorder: %+v", rec.events)
 	}
